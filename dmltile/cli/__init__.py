@@ -1,0 +1,6 @@
+"""The ``dmltile`` command line (typer + rich). Each module in this package registers its commands."""
+
+from __future__ import annotations
+
+from .app import app, main  # noqa: F401
+from . import validate  # noqa: F401,E402  (registers commands on import)

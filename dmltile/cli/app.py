@@ -1,0 +1,53 @@
+"""The typer app, the consoles, and the exit-status conventions shared by every command.
+
+Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error or unreadable input.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from rich.console import Console
+
+from ..errors import DmlTileError
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+
+app = typer.Typer(
+    name="dmltile",
+    help="Validate, run, lower and explain DirectML Tile descriptors (DML_TILE_OPERATOR_DESC).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
+    """Print one clear line to stderr and return the Exit to raise."""
+    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(status)
+
+
+def main() -> None:
+    """Console-script entry point: user errors become one line and exit 2, never a traceback."""
+    try:
+        app()
+    except DmlTileError as e:
+        err_console.print(f"error: {e}", highlight=False, markup=False)
+        sys.exit(EXIT_USAGE)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        console.print(f"dmltile {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")) -> None:
+    """Validate, run, lower and explain DirectML Tile descriptors (DML_TILE_OPERATOR_DESC)."""

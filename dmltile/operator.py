@@ -1,0 +1,115 @@
+"""The operator descriptors: DML_TILE_OPERATOR_DESC and the DML_OPERATOR_DESC that wraps it."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional, Sequence
+
+from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from .enums import OperatorType
+from .shape import tile_output_sizes
+from .tensor import _INT_SCHEMA, BufferTensorDesc, CModel, TensorDesc, UInt32, _not_null, enum_field
+
+
+class TileOperatorDesc(CModel):
+    """DML_TILE_OPERATOR_DESC."""
+
+    input_tensor: TensorDesc
+    output_tensor: TensorDesc
+    repeats_count: Annotated[Optional[UInt32], _INT_SCHEMA] = Field(default=None, description="defaults to len(Repeats)")
+    repeats: tuple[UInt32, ...]
+
+    @field_validator("repeats_count", mode="before")
+    @classmethod
+    def _given_count_is_not_null(cls, value: Any) -> Any:
+        return _not_null(value)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fill_defaults(cls, data: Any, handler):
+        desc = handler(data)
+        if desc.repeats_count is None:
+            return desc.model_copy(update={"repeats_count": len(desc.repeats)})
+        return desc
+
+
+def _tile_only(value: Any) -> OperatorType:
+    op = _parse_operator_type(value)
+    if op != OperatorType.TILE:
+        raise PydanticCustomError(
+            "dml_not_tile",
+            "operator Type is {op}; dmltile describes DML_OPERATOR_TILE only",
+            {"op": op.c_name},
+        )
+    return op
+
+
+_parse_operator_type = enum_field(OperatorType).__metadata__[0].func
+TileType = Annotated[
+    OperatorType,
+    PlainValidator(_tile_only),
+    PlainSerializer(lambda m: m.c_name, return_type=str),
+    WithJsonSchema({"enum": ["DML_OPERATOR_TILE", "TILE", 70]}),
+]
+
+
+class OperatorDesc(CModel):
+    """DML_OPERATOR_DESC for Tile: ``{"Type": "DML_OPERATOR_TILE", "Desc": {...}}``.
+
+    A bare DML_TILE_OPERATOR_DESC object (no Type/Desc wrapper) is accepted and wrapped.
+    """
+
+    type: TileType = OperatorType.TILE
+    desc: TileOperatorDesc
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_bare(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "Desc" not in data and "InputTensor" in data:
+            rest = {k: v for k, v in data.items() if k != "Type"}
+            return {"Type": data.get("Type", "DML_OPERATOR_TILE"), "Desc": rest}
+        return data
+
+    # -- convenience views -------------------------------------------------------------------
+    @property
+    def input(self) -> BufferTensorDesc:
+        """The input's DML_BUFFER_TENSOR_DESC."""
+        return self.desc.input_tensor.desc
+
+    @property
+    def output(self) -> BufferTensorDesc:
+        """The output's DML_BUFFER_TENSOR_DESC."""
+        return self.desc.output_tensor.desc
+
+    @property
+    def repeats(self) -> tuple[int, ...]:
+        """The Repeats array."""
+        return self.desc.repeats
+
+    def to_dict(self) -> dict:
+        """The canonical wrapped document as a dict (every field written, C names)."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The canonical wrapped document as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+def tile_desc(
+    input_sizes: Sequence[int],
+    repeats: Sequence[int],
+    dtype: Any = "FLOAT32",
+    strides: Sequence[int] | None = None,
+) -> OperatorDesc:
+    """A correct Tile descriptor: the input as given (packed unless ``strides``), a packed output
+    of ``input_sizes * repeats``, and every count and byte size computed."""
+    out_sizes = tile_output_sizes(input_sizes, repeats)
+    return OperatorDesc.model_validate(
+        {
+            "InputTensor": BufferTensorDesc.packed(dtype, input_sizes, strides).model_dump(by_alias=True),
+            "OutputTensor": BufferTensorDesc.packed(dtype, out_sizes).model_dump(by_alias=True),
+            "Repeats": list(repeats),
+        }
+    )

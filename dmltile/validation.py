@@ -1,0 +1,98 @@
+"""validate(), check() and min_feature_level(): every rule, every issue, never a raise for bad content."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .document import Source, parse
+from .enums import EnumParseError, FeatureLevel
+from .errors import DescriptorError
+from .feature_levels import known_levels
+from .operator import OperatorDesc
+from .report import Issue, ValidationReport
+from .rules import descriptor_rules, issue, level_rules
+from .shape import tile_output_sizes
+
+DEFAULT_FEATURE_LEVEL = "6.4"
+
+
+def parse_feature_level(value: Any) -> FeatureLevel:
+    """``"3.1"``, ``"3_1"``, ``"DML_FEATURE_LEVEL_3_1"``, ``0x3100`` or a FeatureLevel -> FeatureLevel.
+
+    Raises ValueError naming the known levels for anything else.
+    """
+    try:
+        return FeatureLevel.parse(value)
+    except EnumParseError:
+        shown = hex(value) if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+        raise ValueError(f"unknown feature level {shown}; known levels are "
+                         + ", ".join(lv.dotted for lv in known_levels())) from None
+
+
+def descriptor_issues(desc: OperatorDesc) -> list[Issue]:
+    """Issues from the rules that do not depend on the feature level."""
+    return [i for r in descriptor_rules() for i in r.check(desc)]
+
+
+def level_issues(desc: OperatorDesc, level: FeatureLevel) -> list[Issue]:
+    """Issues from the feature-level rules at ``level``."""
+    return [i for r in level_rules() for i in r.check(desc, level)]
+
+
+def _output_sizes(desc: OperatorDesc) -> list[int] | None:
+    if len(desc.input.sizes) != len(desc.repeats):
+        return None
+    return list(tile_output_sizes(desc.input.sizes, desc.repeats))
+
+
+def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> ValidationReport:
+    """Check a descriptor against every rule at ``feature_level`` (default: the newest level).
+
+    Accepts a path, JSON text, a dict or an OperatorDesc. Bad content never raises: it becomes
+    issues in the report. Only input that cannot be read at all (a missing file) raises InputError.
+    """
+    issues: list[Issue] = []
+    try:
+        level = parse_feature_level(feature_level)
+    except ValueError as e:
+        level = None
+        issues.append(issue("DML303", "feature_level", str(e), "use a level from 1.0 to 6.4, e.g. 4.1"))
+    desc, parse_issues = parse(source)
+    issues.extend(parse_issues)
+    sizes = None
+    if desc is not None:
+        issues.extend(descriptor_issues(desc))
+        if level is not None:
+            issues.extend(level_issues(desc, level))
+        sizes = _output_sizes(desc)
+    valid = not any(i.severity == "error" for i in issues)
+    return ValidationReport(valid=valid, feature_level=level, output_sizes=sizes, issues=issues)
+
+
+def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> OperatorDesc:
+    """The parsed descriptor when it is valid at ``feature_level``; DescriptorError with every issue otherwise."""
+    report = validate(source, feature_level)
+    if not report.valid:
+        raise DescriptorError(report.errors, context=f"descriptor is invalid at {feature_level}: "
+                              f"{len(report.errors)} error{'s' * (len(report.errors) != 1)}")
+    desc, _ = parse(source)
+    return desc
+
+
+def min_feature_level(source: Source) -> FeatureLevel | None:
+    """The lowest feature level at which the descriptor is valid, or None when none accepts it."""
+    desc, parse_issues = parse(source)
+    if desc is None or any(i.severity == "error" for i in descriptor_issues(desc)):
+        return None
+    for level in known_levels():
+        if not any(i.severity == "error" for i in level_issues(desc, level)):
+            return level
+    return None
+
+
+def accepted_levels(source: Source) -> list[FeatureLevel]:
+    """Every known feature level at which the descriptor is valid."""
+    desc, _ = parse(source)
+    if desc is None or any(i.severity == "error" for i in descriptor_issues(desc)):
+        return []
+    return [lv for lv in known_levels() if not any(i.severity == "error" for i in level_issues(desc, lv))]
