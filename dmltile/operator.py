@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from .enums import OperatorType
 from .shape import tile_output_sizes
-from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, enum_field
+from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, UInt32, enum_field
 
 
 class TileOperatorDesc(CModel):
