@@ -1,69 +1,162 @@
-"""The NumPy backend: a byte-buffer simulator of DML_OPERATOR_TILE.
+"""The NumPy backend: a bit-exact byte-buffer simulator of DML_OPERATOR_TILE.
 
-A tensor is a byte buffer; element ``(i0..in)`` lives at byte ``sum(i_k * Strides[k]) * elem_size``.
-Tile copies bytes, so every DataType is moved as unsigned integers of its width: bit-exact, NaN
-payloads included.
+A tensor is a byte buffer; element ``(i0..in)`` lives at byte ``sum(i_k * Strides[k]) * elem_size``
+(DML_BUFFER_TENSOR_DESC). Tile copies bytes, so every DataType is moved as unsigned integers:
+bit-exact, NaN payloads included. The copy is planned once per compiled op (see ``plan``).
 """
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 
-from ..errors import DmlTileError
 from ..operator import OperatorDesc
-from ..tensor import BufferTensorDesc
+from ..tensor import packed_strides
+from .base import POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, strided
+from .plan import Plan, Step, make_plan, view
 
-POISON_BYTE = 0xCD  # what --poison-padding writes into output bytes the desc does not address
+__all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
 
-
-def bits_dtype(t: BufferTensorDesc) -> np.dtype:
-    """The unsigned NumPy type with the element's width (Tile moves bits, not values)."""
-    return np.dtype(f"u{t.data_type.element_size}")
-
-
-def byte_view(buf: Any, name: str, need: int, writable: bool) -> np.ndarray:
-    """A flat uint8 view of any buffer-protocol object, checked against the desc's byte size."""
-    try:
-        view = np.frombuffer(buf, dtype=np.uint8) if not isinstance(buf, np.ndarray) else buf.reshape(-1).view(np.uint8)
-    except (TypeError, ValueError) as e:
-        raise DmlTileError(f"{name}: expected a contiguous buffer (bytes, bytearray, memoryview or ndarray): {e}") from None
-    if view.size < need:
-        raise DmlTileError(f"{name} has {view.size} bytes, but its TotalTensorSizeInBytes is {need}; "
-                           f"bind a buffer of at least {need} bytes")
-    if writable and not view.flags.writeable:
-        raise DmlTileError(f"{name} is read-only; pass a bytearray or a writable ndarray")
-    return view
+THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
+_pool: ThreadPoolExecutor | None = None
 
 
-def strided(view: np.ndarray, t: BufferTensorDesc) -> np.ndarray:
-    """The tensor ``t`` inside the byte buffer ``view``, as an array of its Sizes (element bits)."""
-    dt = bits_dtype(t)
-    byte_strides = tuple(s * dt.itemsize for s in t.effective_strides)
-    return np.lib.stride_tricks.as_strided(view.view(dt) if view.size % dt.itemsize == 0 else view[: view.size // dt.itemsize * dt.itemsize].view(dt),
-                                           shape=t.sizes, strides=byte_strides, writeable=view.flags.writeable)
+def _second_thread() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dmltile-copy")
+    return _pool
 
 
-def addressed_mask(t: BufferTensorDesc) -> np.ndarray:
-    """True for every byte of the tensor's TotalTensorSizeInBytes that some element occupies."""
-    mask = np.zeros(t.total_tensor_size_in_bytes, dtype=bool)
-    elem = t.data_type.element_size
-    offsets = np.zeros(1, dtype=np.int64)
-    for size, stride in zip(t.sizes, t.effective_strides):
-        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride * elem).ravel()
-    for b in range(elem):
-        mask[offsets + b] = True
-    return mask
+class PlanRunner:
+    """Runs a Plan on given input/output byte buffers; temporaries are kept per thread."""
+
+    def __init__(self, plan: Plan, threads: int):
+        self.plan = plan
+        self.threads = threads
+        self._local = threading.local()
+
+    def _temps(self) -> list[np.ndarray]:
+        temps = getattr(self._local, "temps", None)
+        if temps is None:
+            temps = self._local.temps = [np.empty(n, np.uint8) for n in self.plan.temps]
+        return temps
+
+    def run(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
+        bufs: dict[Any, np.ndarray] = {"in": src, "out": dst}
+        if self.plan.temps:
+            bufs.update(enumerate(self._temps()))
+        steps = self.plan.steps
+        for step in steps[:-1]:
+            np.copyto(_dst_view(bufs, step), _src_view(bufs, step))
+        self._run_last(bufs, steps[-1])
+
+    def _run_last(self, bufs, step: Step) -> None:
+        nbytes = step.width * int(np.prod(step.shape, dtype=np.int64))
+        if self.threads < 2 or nbytes < THREAD_MIN_BYTES or not step.shape or step.shape[0] < 2:
+            np.copyto(_dst_view(bufs, step), _src_view(bufs, step))
+            return
+        half = step.shape[0] // 2
+        first = Step(step.dst, step.src, (half,) + step.shape[1:], step.dst_strides, step.src_strides,
+                     step.dst_offset, step.src_offset, step.width)
+        second = Step(step.dst, step.src, (step.shape[0] - half,) + step.shape[1:], step.dst_strides,
+                      step.src_strides, step.dst_offset + half * step.dst_strides[0],
+                      step.src_offset + half * step.src_strides[0], step.width)
+        future = _second_thread().submit(np.copyto, _dst_view(bufs, second), _src_view(bufs, second))
+        np.copyto(_dst_view(bufs, first), _src_view(bufs, first))
+        future.result()
+
+
+def _dst_view(bufs, step: Step) -> np.ndarray:
+    return view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
+
+
+def _src_view(bufs, step: Step) -> np.ndarray:
+    return view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
+
+
+class NumpyTile(CompiledTile):
+    """The NumPy backend's compiled op: two cached plans, one for raw buffers, one for packed arrays."""
+
+    backend = "numpy"
+    provider = "numpy"
+
+    def __init__(self, desc: OperatorDesc, threads: int = 2):
+        super().__init__(desc)
+        t_in, t_out = desc.input, desc.output
+        elem = t_in.data_type.element_size
+        self.in_bytes = t_in.total_tensor_size_in_bytes
+        self.out_bytes = t_out.total_tensor_size_in_bytes
+        in_strides = [s * elem for s in t_in.effective_strides]
+        out_strides = [s * elem for s in t_out.effective_strides]
+        self.buffer_plan = make_plan(t_in.sizes, desc.repeats, in_strides, out_strides, elem)
+        packed_in = [s * elem for s in packed_strides(t_in.sizes)]
+        packed_out = [s * elem for s in packed_strides(t_out.sizes)]
+        self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem)
+        self._buffers = PlanRunner(self.buffer_plan, threads)
+        self._arrays = PlanRunner(self.array_plan, threads)
+        self._fast = _reshape_recipe(self.array_plan, elem)
+
+    def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
+        if type(x) is not np.ndarray or x.dtype != self.dtype or x.shape != self.in_shape:
+            if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
+                raise self.input_error(x)
+        if out is None:
+            out = np.empty(self.out_shape, self.dtype)
+        else:
+            self.check_out(out)
+        fast = self._fast
+        if fast is not None and x.flags.c_contiguous:
+            np.copyto(out.reshape(fast[0]), x.reshape(fast[1]))
+        else:
+            self._arrays.run(np.ascontiguousarray(x), out)
+        return out
+
+    def run_buffers(self, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:
+        """Run on raw byte buffers honouring Strides and TotalTensorSizeInBytes.
+
+        Output bytes the output desc does not address stay untouched, unless ``poison_padding``
+        fills them with POISON_BYTE (DirectML may overwrite any byte of an output's
+        TotalTensorSizeInBytes, so programs must not rely on padding surviving).
+        """
+        src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
+        self._buffers.run(src, dst)
+
+
+def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """For a one-step plan on packed arrays in element units: the shapes to reshape ``out`` and ``x`` to,
+    so a call is two reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors)."""
+    if len(plan.steps) != 1 or plan.temps:
+        return None
+    step = plan.steps[0]
+    shape, dst_strides, src_strides = step.shape, step.dst_strides, step.src_strides
+    if step.width != elem:  # re-express the widened innermost axis in elements
+        shape = shape[:-1] + (shape[-1] * step.width // elem,)
+        dst_strides, src_strides = dst_strides[:-1] + (elem,), src_strides[:-1] + (elem,)
+    if dst_strides != tuple(s * elem for s in packed_strides(shape)):
+        return None
+    if not _packed_in_order(shape, src_strides, elem):
+        return None
+    return shape, tuple(n if s else 1 for n, s in zip(shape, src_strides))
+
+
+def _packed_in_order(shape, src_strides, elem: int) -> bool:
+    """Whether the non-broadcast source axes, in order, are exactly a packed row-major array."""
+    expect = elem
+    for n, s in reversed(list(zip(shape, src_strides))):
+        if s == 0:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
 
 
 def run_tile_buffers(desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:
-    """Execute ``desc`` from ``in_buf`` into ``out_buf`` (both raw byte buffers)."""
-    src = byte_view(in_buf, "input buffer", desc.input.total_tensor_size_in_bytes, writable=False)
-    dst = byte_view(out_buf, "output buffer", desc.output.total_tensor_size_in_bytes, writable=True)
-    if poison_padding:
-        region = dst[: desc.output.total_tensor_size_in_bytes]
-        region[~addressed_mask(desc.output)] = POISON_BYTE
-    x = strided(src, desc.input)
-    y = strided(dst, desc.output)
-    np.copyto(y, np.tile(x, desc.repeats))
+    """Execute ``desc`` from ``in_buf`` into ``out_buf`` once (plans on every call; prefer compile())."""
+    NumpyTile(desc).run_buffers(in_buf, out_buf, poison_padding)

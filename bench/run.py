@@ -1,0 +1,182 @@
+"""`make bench`: dmltile's compiled NumPy op beside the floors and its peers, as ratios, in one run.
+
+Columns (time of one call; ratios against the memcpy floor unless noted):
+memcpy floor (np.copyto of an output-sized array), fill floor (out.fill(0)), numpy.tile,
+onnxruntime CPU (run_with_iobinding, buffers bound once), dmltile with one thread and with two.
+Writes bench/results.json next to this file. Cases are DESIGN §7's.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+import dmltile
+from dmltile.executors.reference import NumpyTile
+
+HERE = Path(__file__).parent
+CASES = [
+    ("tiny 3-D", (2, 3, 4), (1, 2, 3), "float32"),
+    ("doc example", (1, 1, 2, 3), (1, 1, 3, 3), "float32"),
+    ("8-D tiny chunks", (2,) * 8, (2,) * 8, "float32"),
+    ("medium f32", (1, 64, 128, 128), (1, 1, 2, 2), "float32"),
+    ("medium f16", (1, 64, 128, 128), (1, 1, 2, 2), "float16"),
+    ("medium int8", (1, 64, 128, 128), (1, 1, 2, 2), "int8"),
+    ("large 8x8", (1, 1, 1024, 1024), (1, 1, 8, 8), "float32"),
+    ("inner repeat", (4096, 1), (1, 16384), "float32"),
+    ("outer repeat", (1, 4096, 1024), (64, 1, 1), "float32"),
+]
+DTYPE_NAMES = {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8"}
+BUDGET_S = 0.4  # time spent per measurement (at least 3 runs)
+
+
+def best_time(fn, budget: float = BUDGET_S) -> float:
+    """Best seconds per call: batches sized to take ~1 ms, repeated within the budget (min 3 runs)."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-7)
+    number = max(1, int(1e-3 / once))
+    runs = max(3, min(200, int(budget / (once * number))))
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / number)
+    return best
+
+
+def ort_runner(x: np.ndarray, repeats, out: np.ndarray):
+    """onnxruntime CPU's run_with_iobinding on pre-bound buffers, or None when not installed."""
+    try:
+        from dmltile.executors.ort import make_session, tile_model
+        session = make_session(tile_model(x.shape, repeats, x.dtype), providers=["CPUExecutionProvider"])
+    except Exception as e:  # not installed: the column says so
+        return None, str(e).splitlines()[0]
+    binding = session.io_binding()
+    binding.bind_input("input", "cpu", 0, x.dtype, x.shape, x.ctypes.data)
+    binding.bind_output("output", "cpu", 0, out.dtype, out.shape, out.ctypes.data)
+    return (lambda: session.run_with_iobinding(binding)), None
+
+
+def measure(name, in_shape, repeats, dtype) -> dict:
+    """Times of every column for one case, in seconds, and a correctness check of dmltile's result."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 100, size=in_shape).astype(dtype)
+    desc = dmltile.tile_desc(in_shape, repeats, dtype=DTYPE_NAMES[dtype])
+    out = np.empty(desc.output.sizes, dtype)
+    out.fill(1)
+    src = np.ones_like(out)
+    out_bytes = out.nbytes
+    large = out_bytes >= 64 << 20
+    budget = 1.5 if large else BUDGET_S
+    row = {"case": name, "input": list(in_shape), "repeats": list(repeats), "dtype": dtype, "out_bytes": out_bytes}
+    row["memcpy"] = best_time(lambda: np.copyto(out, src), budget)
+    del src
+    gc.collect()
+    row["fill"] = best_time(lambda: out.fill(0), budget)
+    row["np_tile"] = best_time(lambda: np.tile(x, repeats), budget)
+    gc.collect()
+    run, why = ort_runner(x, repeats, out)
+    row["ort"] = best_time(run, budget) if run else None
+    row["ort_note"] = why
+    for threads in (1, 2):
+        op = NumpyTile(desc, threads=threads)
+        row[f"dmltile_{threads}t"] = best_time(lambda: op(x, out), budget)
+    op = dmltile.compile(desc)
+    row["dmltile_new_out"] = best_time(lambda: op(x), budget) if not large else None
+    row["exact"] = bool(np.array_equal(op(x, out), np.tile(x, repeats)))
+    row["plan_steps"] = len(op.array_plan.steps)
+    return row
+
+
+def machine() -> dict:
+    """nproc, CPU model, Python and NumPy versions, onnxruntime version if present."""
+    model = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        model = platform.processor() or "unknown"
+    try:
+        import onnxruntime
+        ort_version = onnxruntime.__version__
+    except ImportError:
+        ort_version = None
+    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(), "numpy": np.__version__,
+            "onnxruntime": ort_version, "platform": platform.platform()}
+
+
+def fmt_time(t: float | None) -> str:
+    if t is None:
+        return "-"
+    return f"{t * 1e6:.2f} µs" if t < 1e-3 else f"{t * 1e3:.2f} ms"
+
+
+def ratio(t: float | None, base: float) -> str:
+    return "-" if t is None else f"{t / base:.2f}×"
+
+
+def table(rows: list[dict], info: dict) -> Table:
+    """The rich table: absolute memcpy time, then every column as a ratio of it, then dmltile vs peers."""
+    t = Table(title=f"Tile, time per call as a ratio of the memcpy floor — {info['cpu']}, {info['nproc']} cores, "
+                    f"numpy {info['numpy']}, onnxruntime {info['onnxruntime']}")
+    for col in ("case", "out", "memcpy", "fill", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t",
+                "dmltile/np.tile", "dmltile/ort", "exact"):
+        t.add_column(col, justify="left" if col == "case" else "right")
+    for r in rows:
+        best = min(r["dmltile_1t"], r["dmltile_2t"])
+        t.add_row(
+            f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]),
+            ratio(r["fill"], r["memcpy"]), ratio(r["np_tile"], r["memcpy"]), ratio(r["ort"], r["memcpy"]),
+            ratio(r["dmltile_1t"], r["memcpy"]), ratio(r["dmltile_2t"], r["memcpy"]),
+            ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-",
+            "yes" if r["exact"] else "NO",
+        )
+    return t
+
+
+def human(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024:
+            return f"{n:g} {unit}"
+        n /= 1024
+    return f"{n:g} TiB"
+
+
+def main() -> None:
+    console = Console(width=200)
+    info = machine()
+    rows = []
+    start = time.perf_counter()
+    for case in CASES:
+        rows.append(measure(*case))
+        console.print(f"measured {case[0]} {case[3]} ({time.perf_counter() - start:.0f} s)", style="dim")
+    console.print(table(rows, info))
+    tiny = [r for r in rows if r["out_bytes"] < 4096]
+    for r in tiny:
+        console.print(f"fixed cost {r['case']}: dmltile op(x, out) {fmt_time(r['dmltile_1t'])}, op(x) "
+                      f"{fmt_time(r['dmltile_new_out'])}, np.tile {fmt_time(r['np_tile'])}, "
+                      f"ort iobinding {fmt_time(r['ort'])}")
+    notes = {r["ort_note"] for r in rows if r["ort_note"]}
+    for note in notes:
+        console.print(f"onnxruntime column skipped: {note}")
+    (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows,
+                                                   "seconds": time.perf_counter() - start}, indent=2))
+    console.print(f"wrote {HERE / 'results.json'} in {time.perf_counter() - start:.0f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
