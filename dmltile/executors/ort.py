@@ -69,7 +69,7 @@ def make_session(model: bytes, providers: Sequence[str] | None = None, require_p
     ort = import_onnxruntime()
     present = list(ort.get_available_providers())
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = 4  # errors are raised as exceptions; keep stderr clean
     if require_provider is not None:
         if require_provider not in present:
             hint = f"; {DML_HINT}" if require_provider == "DmlExecutionProvider" else ""

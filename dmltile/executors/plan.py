@@ -24,7 +24,8 @@ STEP_NS = 1500.0        # building the views and calling np.copyto once
 CHUNK_NS = 6.0          # per innermost chunk of a copy
 BYTE_NS = 0.11          # per byte written with ordinary stores
 BIG_CHUNK_BYTE_NS = 0.06  # per byte when chunks are large enough for memmove's streaming stores
-BIG_CHUNK = 1 << 20
+
+BIG_CHUNK = 64 << 20     # memcpy streams past the cache from about here (measured: 16 MiB no, 128 MiB yes)
 TEMP_LIMIT = 64 << 20   # largest temporary the planner allocates
 SPLIT_CHUNK = 4096      # innermost broadcast runs are split into chunks of about this many bytes
 
@@ -125,6 +126,17 @@ def copy_cost(axes: tuple[Axis, ...], elem: int) -> float:
     return STEP_NS + (total // inner) * CHUNK_NS + total * elem * per_byte
 
 
+def doubling_cost(count: int, block_bytes: int) -> float:
+    """Estimated ns to repeat an output's first block ``count - 1`` times by doubling."""
+    cost, done = 0.0, 1
+    while done < count:
+        k = min(done, count - done)
+        per_byte = BIG_CHUNK_BYTE_NS if k * block_bytes >= BIG_CHUNK else BYTE_NS
+        cost += STEP_NS + k * block_bytes * per_byte
+        done += k
+    return cost
+
+
 @lru_cache(maxsize=256)
 def _best(axes: tuple[Axis, ...], elem: int, out_bytes_limit: int) -> tuple[float, tuple]:
     """(cost, recipe) for writing ``axes`` from the source; recursion over pre-tiling choices."""
@@ -143,9 +155,9 @@ def _best(axes: tuple[Axis, ...], elem: int, out_bytes_limit: int) -> tuple[floa
             continue
         sub_axes, final_axes = _split(prefix, suffix, data, block, elem, in_place)
         sub_cost, sub_recipe = _best(sub_axes, elem, out_bytes_limit)
-        final = copy_cost(final_axes, elem) * ((prefix[0][0] - 1) / prefix[0][0] if in_place else 1)
+        final = doubling_cost(prefix[0][0], block * elem) if in_place else copy_cost(final_axes, elem)
         cost = sub_cost + final
-        if cost < best[0]:
+        if cost < 0.95 * best[0]:
             best = (cost, ("in_place" if in_place else "temp", j, sub_recipe))
     return best
 
@@ -197,7 +209,15 @@ def _emit(axes, recipe, elem, dst, dst_offset, src, steps, temps) -> None:
     sub_axes, final_axes = _split(prefix, suffix, data, block, elem, in_place)
     if in_place:
         _emit(sub_axes, sub_recipe, elem, dst, dst_offset, src, steps, temps)
-        steps.append(_step(final_axes, elem, dst, dst_offset + prefix[0][1], dst, dst_offset))
+        count, stride = prefix[0][0], prefix[0][1]
+        if stride != block * elem:  # padded blocks: one broadcast copy of block 0 into the others
+            steps.append(_step(final_axes, elem, dst, dst_offset + stride, dst, dst_offset))
+            return
+        done = 1
+        while done < count:  # doubling: each step is one large memmove, which streams past the cache
+            k = min(done, count - done)
+            steps.append(_step(((k * block, elem, elem),), elem, dst, dst_offset + done * stride, dst, dst_offset))
+            done += k
         return
     temps.append(math.prod(a[0] for a in data) * block * elem)
     t = len(temps) - 1

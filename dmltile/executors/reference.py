@@ -16,7 +16,7 @@ import numpy as np
 from ..operator import OperatorDesc
 from ..tensor import packed_strides
 from .base import POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, strided
-from .plan import Plan, Step, make_plan, view
+from .plan import Plan, make_plan, view
 
 __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
 
@@ -39,44 +39,37 @@ class PlanRunner:
         self.threads = threads
         self._local = threading.local()
 
-    def _temps(self) -> list[np.ndarray]:
-        temps = getattr(self._local, "temps", None)
-        if temps is None:
-            temps = self._local.temps = [np.empty(n, np.uint8) for n in self.plan.temps]
-        return temps
+    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """Per thread: the temporaries and, per step, the views into them (built once)."""
+        cached = getattr(self._local, "views", None)
+        if cached is None:
+            temps = [np.empty(n, np.uint8) for n in self.plan.temps]
+            cached = self._local.views = [
+                (_view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width),
+                 _view(temps, step.src, step.src_offset, step.shape, step.src_strides, step.width))
+                for step in self.plan.steps]
+        return cached
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
-        bufs: dict[Any, np.ndarray] = {"in": src, "out": dst}
-        if self.plan.temps:
-            bufs.update(enumerate(self._temps()))
-        steps = self.plan.steps
-        for step in steps[:-1]:
-            np.copyto(_dst_view(bufs, step), _src_view(bufs, step))
-        self._run_last(bufs, steps[-1])
-
-    def _run_last(self, bufs, step: Step) -> None:
-        nbytes = step.width * int(np.prod(step.shape, dtype=np.int64))
-        if self.threads < 2 or nbytes < THREAD_MIN_BYTES or not step.shape or step.shape[0] < 2:
-            np.copyto(_dst_view(bufs, step), _src_view(bufs, step))
-            return
-        half = step.shape[0] // 2
-        first = Step(step.dst, step.src, (half,) + step.shape[1:], step.dst_strides, step.src_strides,
-                     step.dst_offset, step.src_offset, step.width)
-        second = Step(step.dst, step.src, (step.shape[0] - half,) + step.shape[1:], step.dst_strides,
-                      step.src_strides, step.dst_offset + half * step.dst_strides[0],
-                      step.src_offset + half * step.src_strides[0], step.width)
-        future = _second_thread().submit(np.copyto, _dst_view(bufs, second), _src_view(bufs, second))
-        np.copyto(_dst_view(bufs, first), _src_view(bufs, first))
-        future.result()
+        bufs = {"in": src, "out": dst}
+        for step, (d, s) in zip(self.plan.steps, self._cached()):
+            if d is None:
+                d = view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
+            if s is None:
+                s = view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
+            if self.threads > 1 and d.nbytes >= THREAD_MIN_BYTES and d.shape and d.shape[0] > 1:
+                half = d.shape[0] // 2
+                future = _second_thread().submit(np.copyto, d[half:], s[half:])
+                np.copyto(d[:half], s[:half])
+                future.result()
+            else:
+                np.copyto(d, s)
 
 
-def _dst_view(bufs, step: Step) -> np.ndarray:
-    return view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
-
-
-def _src_view(bufs, step: Step) -> np.ndarray:
-    return view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
+def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
+    """A view into a temporary, or None for the input and output (their buffers change per call)."""
+    return None if isinstance(ref, str) else view(temps[ref], offset, shape, strides, width)
 
 
 class NumpyTile(CompiledTile):
