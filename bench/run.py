@@ -148,6 +148,21 @@ def table(rows: list[dict], info: dict) -> Table:
     return t
 
 
+def markdown(rows: list[dict], info: dict) -> str:
+    """The same table as Markdown (for bench/README.md)."""
+    head = ["case", "out", "memcpy", "fill", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t", "dmltile/np.tile",
+            "dmltile/ort"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        best = min(r["dmltile_1t"], r["dmltile_2t"])
+        cells = [f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]),
+                 ratio(r["fill"], r["memcpy"]), ratio(r["np_tile"], r["memcpy"]), ratio(r["ort"], r["memcpy"]),
+                 ratio(r["dmltile_1t"], r["memcpy"]), ratio(r["dmltile_2t"], r["memcpy"]),
+                 ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def human(n: int) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024:
@@ -175,6 +190,8 @@ def main() -> None:
         console.print(f"onnxruntime column skipped: {note}")
     (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows,
                                                    "seconds": time.perf_counter() - start}, indent=2))
+    if "--markdown" in sys.argv:
+        print(markdown(rows, info))
     console.print(f"wrote {HERE / 'results.json'} in {time.perf_counter() - start:.0f} s")
 
 

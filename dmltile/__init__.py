@@ -15,3 +15,4 @@ from .validation import accepted_levels, check, min_feature_level, parse_feature
 from .compiled import CompiledTile, compile, execute
 from .compare import BackendComparison, compare_backends
 from .executors.limits import OutputTooLargeError
+from .executors.ort import backend_info

@@ -104,3 +104,12 @@ def test_compare_backends_reports_the_first_differing_element():
         assert not result.identical and result.index == index
         assert result.message.startswith(f"first difference at [{','.join(map(str, index))}]: numpy=")
         assert f"0x{y_np[index]:04x}" in result.message and f"onnxruntime=nan(0x{y_ort[index]:04x})" in result.message
+
+
+def test_backend_info_lists_the_real_providers():
+    import onnxruntime
+
+    info = dmltile.backend_info()
+    assert info["onnxruntime"] == onnxruntime.__version__
+    assert info["providers"] == onnxruntime.get_available_providers()
+    assert info["default_provider"] in info["providers"]

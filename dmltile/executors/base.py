@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
-from ..tensor import BufferTensorDesc
+from ..tensor import BufferTensorDesc, packed_strides
 
 POISON_BYTE = 0xCD  # what poison_padding writes into output bytes the desc does not address
 
@@ -31,6 +31,7 @@ class CompiledTile:
         self.dtype = t_in.data_type.numpy_dtype
         self.in_shape = tuple(t_in.sizes)
         self.out_shape = tuple(t_out.sizes)
+        self.out_strides = tuple(int(s) * self.dtype.itemsize for s in packed_strides(self.out_shape))
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {self.data_type.name} {list(self.in_shape)} x {list(self.desc.repeats)}"
@@ -38,6 +39,18 @@ class CompiledTile:
 
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
+        if type(x) is not np.ndarray or x.dtype != self.dtype or x.shape != self.in_shape:
+            if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
+                raise self.input_error(x)
+        if out is None:
+            out = np.empty(self.out_shape, self.dtype)
+        elif type(out) is not np.ndarray or out.dtype != self.dtype or out.strides != self.out_strides:
+            self.check_out(out)
+        self.tile_array(x, out)
+        return out
+
+    def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
+        """The backend's copy from a checked input array into a checked, C-contiguous output array."""
         raise NotImplementedError
 
     def run_buffers(self, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:

@@ -45,6 +45,28 @@ def available_providers() -> list[str]:
     return list(onnxruntime.get_available_providers())
 
 
+def backend_info() -> dict:
+    """What can run Tile here: onnx/onnxruntime versions, the providers present and the one chosen by default."""
+    info: dict = {"onnx": None, "onnxruntime": None, "providers": [], "default_provider": "numpy only"}
+    try:
+        import onnx
+
+        info["onnx"] = onnx.__version__
+    except ImportError:
+        pass
+    try:
+        import onnxruntime
+    except ImportError:
+        info["note"] = "pip install 'dmltile[onnx]' (Windows GPU: 'dmltile[directml]') for the onnxruntime backend"
+        return info
+    info["onnxruntime"] = onnxruntime.__version__
+    info["providers"] = list(onnxruntime.get_available_providers())
+    info["default_provider"] = next((p for p in PROVIDER_ORDER if p in info["providers"]), None)
+    if "DmlExecutionProvider" not in info["providers"]:
+        info["note"] = DML_HINT
+    return info
+
+
 def tile_model(input_shape: Sequence[int], repeats: Sequence[int], dtype: Any) -> bytes:
     """A serialized one-node ONNX model: ``output = Tile-13(input, repeats)``, repeats an int64 initializer."""
     import_onnxruntime()
@@ -110,16 +132,9 @@ class OrtTile(CompiledTile):
             raise DmlTileError(f"require_provider={require_provider!r}, but the session uses {self.provider}")
         self._binding = self.session.io_binding()
 
-    def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
-        if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
-            raise self.input_error(x)
-        if out is None:
-            out = np.empty(self.out_shape, self.dtype)
-        else:
-            self.check_out(out)
+    def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
+        """One run_with_iobinding from ``x`` (made contiguous) into ``out``."""
         self._run(np.ascontiguousarray(x), out)
-        return out
 
     def _run(self, x: np.ndarray, out: np.ndarray) -> None:
         binding = self._binding

@@ -94,21 +94,13 @@ class NumpyTile(CompiledTile):
         self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
 
-    def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
-        if type(x) is not np.ndarray or x.dtype != self.dtype or x.shape != self.in_shape:
-            if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
-                raise self.input_error(x)
-        if out is None:
-            out = np.empty(self.out_shape, self.dtype)
-        else:
-            self.check_out(out)
+    def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
+        """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
         fast = self._fast
         if fast is not None and x.flags.c_contiguous:
             np.copyto(out.reshape(fast[0]), x.reshape(fast[1]))
         else:
             self._arrays.run(np.ascontiguousarray(x), out)
-        return out
 
     def run_buffers(self, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:
         """Run on raw byte buffers honouring Strides and TotalTensorSizeInBytes.
