@@ -39,20 +39,28 @@ DTYPE_NAMES = {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8"}
 BUDGET_S = 0.4  # time spent per measurement (at least 3 runs)
 
 
-def best_time(fn, budget: float = BUDGET_S) -> float:
-    """Best seconds per call: batches sized to take ~1 ms, repeated within the budget (min 3 runs)."""
+def batch_size(fn) -> int:
+    """Calls per timed batch so that a batch takes about a millisecond."""
     fn()
     start = time.perf_counter()
     fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    number = max(1, int(1e-3 / once))
-    runs = max(3, min(200, int(budget / (once * number))))
-    best = float("inf")
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / number)
+    return max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7)))
+
+
+def interleaved_best(columns: dict, budget: float) -> dict:
+    """Best seconds per call of every column, timed in rounds (one batch of each column per round),
+    so that a change in the machine's load hits all columns alike and the ratios stay fair."""
+    sizes = {name: batch_size(fn) for name, fn in columns.items()}
+    best = dict.fromkeys(columns, float("inf"))
+    deadline = time.perf_counter() + budget
+    rounds = 0
+    while rounds < 3 or (time.perf_counter() < deadline and rounds < 200):
+        for name, fn in columns.items():
+            t0 = time.perf_counter()
+            for _ in range(sizes[name]):
+                fn()
+            best[name] = min(best[name], (time.perf_counter() - t0) / sizes[name])
+        rounds += 1
     return best
 
 
@@ -79,22 +87,22 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     src = np.ones_like(out)
     out_bytes = out.nbytes
     large = out_bytes >= 64 << 20
-    budget = 1.5 if large else BUDGET_S
+    budget = 4.0 if large else BUDGET_S
     row = {"case": name, "input": list(in_shape), "repeats": list(repeats), "dtype": dtype, "out_bytes": out_bytes}
-    row["memcpy"] = best_time(lambda: np.copyto(out, src), budget)
+    run, why = ort_runner(x, repeats, out)
+    ops = {threads: NumpyTile(desc, threads=threads) for threads in (1, 2)}
+    columns = {"memcpy": lambda: np.copyto(out, src), "fill": lambda: out.fill(0),
+               "np_tile": lambda: np.tile(x, repeats),
+               "dmltile_1t": lambda: ops[1](x, out), "dmltile_2t": lambda: ops[2](x, out)}
+    if run:
+        columns["ort"] = run
+    row.update(interleaved_best(columns, budget))
+    row.setdefault("ort", None)
+    row["ort_note"] = why
     del src
     gc.collect()
-    row["fill"] = best_time(lambda: out.fill(0), budget)
-    row["np_tile"] = best_time(lambda: np.tile(x, repeats), budget)
-    gc.collect()
-    run, why = ort_runner(x, repeats, out)
-    row["ort"] = best_time(run, budget) if run else None
-    row["ort_note"] = why
-    for threads in (1, 2):
-        op = NumpyTile(desc, threads=threads)
-        row[f"dmltile_{threads}t"] = best_time(lambda: op(x, out), budget)
     op = dmltile.compile(desc)
-    row["dmltile_new_out"] = best_time(lambda: op(x), budget) if not large else None
+    row["dmltile_new_out"] = interleaved_best({"op": lambda: op(x)}, budget)["op"] if not large else None
     row["exact"] = bool(np.array_equal(op(x, out), np.tile(x, repeats)))
     row["plan_steps"] = len(op.array_plan.steps)
     return row

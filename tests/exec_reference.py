@@ -33,8 +33,9 @@ def required_bytes(elem: int, sizes, strides) -> int:
 
 
 @st.composite
-def descriptors(draw, max_out_elements: int = 2048, dtypes=tuple(DTYPES)):
-    """A dict descriptor (bare DML_TILE_OPERATOR_DESC) that DirectML 4.1+ accepts, plus its layout."""
+def descriptors(draw, max_out_elements: int = 2048, dtypes=tuple(DTYPES), aliasing: bool = False):
+    """A dict descriptor (bare DML_TILE_OPERATOR_DESC) that DirectML 4.1+ accepts. With ``aliasing``,
+    output strides are small random values, so output elements may share addresses (DML109)."""
     rank = draw(st.integers(1, 8))
     pick = st.sampled_from([1, 1, 1, 2, 3])
     sizes = [draw(pick) for _ in range(rank)]
@@ -51,6 +52,8 @@ def descriptors(draw, max_out_elements: int = 2048, dtypes=tuple(DTYPES)):
         in_strides = [0 if draw(st.booleans()) else s for s in in_strides]
     order = draw(st.permutations(list(range(rank))))
     out_strides = _strides(draw, out_sizes, pad=draw(st.booleans()), order=order)
+    if aliasing:
+        out_strides = [draw(st.integers(0, 3)) for _ in out_sizes]
     in_total = required_bytes(elem, sizes, in_strides) + 4 * draw(st.integers(0, 2))
     out_total = required_bytes(elem, out_sizes, out_strides) + 4 * draw(st.integers(0, 2))
     desc = {

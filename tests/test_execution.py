@@ -73,6 +73,19 @@ def test_random_descriptors_match_the_naive_loop(desc, seed, poison):
 
 
 @settings(max_examples=60, deadline=None)
+@given(desc=descriptors(aliasing=True), seed=st.integers(0, 2**32 - 1))
+def test_aliasing_output_strides_write_in_row_major_order(desc, seed):
+    # DML109 (a warning): several output elements at one address. The simulator is deterministic:
+    # row-major order, last write wins -- exactly what the naive loop does.
+    op = dmltile.compile(desc, "4.1")
+    rng = np.random.default_rng(seed)
+    in_buf = rng.integers(0, 256, desc["InputTensor"]["TotalTensorSizeInBytes"], dtype=np.uint8).tobytes()
+    out = bytearray([SENTINEL]) * (desc["OutputTensor"]["TotalTensorSizeInBytes"] + 4)
+    op.run_buffers(in_buf, out)
+    assert out == run_naive(desc, in_buf, len(out))
+
+
+@settings(max_examples=60, deadline=None)
 @given(desc=descriptors(max_out_elements=1 << 16), seed=st.integers(0, 2**32 - 1))
 def test_arrays_match_numpy_tile_bit_for_bit(desc, seed):
     op = dmltile.compile(desc, "4.1")

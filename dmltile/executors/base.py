@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
-from ..tensor import BufferTensorDesc, packed_strides
+from ..tensor import BufferTensorDesc, overlapping_strides, packed_strides
 
 POISON_BYTE = 0xCD  # what poison_padding writes into output bytes the desc does not address
 
@@ -112,6 +112,26 @@ def buffer_views(desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: 
     if poison_padding:
         dst[: desc.output.total_tensor_size_in_bytes].fill(POISON_BYTE)
     return src, dst
+
+
+def output_aliases(t: BufferTensorDesc) -> bool:
+    """Whether two output elements may share bytes (DML109). Such outputs are written in row-major
+    order with the last write winning, so results do not depend on the copy's traversal order."""
+    return t.strides is not None and overlapping_strides(t.sizes, t.strides) is not False
+
+
+def scatter_row_major(dst: np.ndarray, t: BufferTensorDesc, values: np.ndarray) -> None:
+    """Write ``values`` (an array of ``t``'s Sizes) through ``t``'s strides into the byte buffer ``dst``;
+    where elements share an address, the one last in row-major order wins (deterministic, unlike
+    numpy's fancy assignment with repeated indices)."""
+    width = t.data_type.element_size
+    offsets = np.zeros((), np.int64)
+    for size, stride in zip(t.sizes, t.effective_strides):
+        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
+    offsets = offsets.ravel()
+    last = offsets.size - 1 - np.unique(offsets[::-1], return_index=True)[1]
+    elements = dst[: dst.size // width * width].view(f"u{width}")
+    elements[offsets[last]] = values.reshape(-1).view(f"u{width}")[last]
 
 
 def addressed_mask(t: BufferTensorDesc) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import DmlTileError, UnsupportedError
 from ..operator import OperatorDesc
-from .base import CompiledTile, buffer_views, strided
+from .base import CompiledTile, buffer_views, output_aliases, scatter_row_major, strided
 
 PROVIDER_ORDER = ("DmlExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
 DML_HINT = "DmlExecutionProvider needs Windows 10+ with a DirectX 12 adapter and `pip install dmltile[directml]`"
@@ -131,6 +131,7 @@ class OrtTile(CompiledTile):
         if require_provider is not None and self.provider != require_provider:
             raise DmlTileError(f"require_provider={require_provider!r}, but the session uses {self.provider}")
         self._binding = self.session.io_binding()
+        self.aliasing_output = output_aliases(desc.output)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
         """One run_with_iobinding from ``x`` (made contiguous) into ``out``."""
@@ -153,4 +154,7 @@ class OrtTile(CompiledTile):
         x = np.ascontiguousarray(strided(src, self.desc.input)).view(self.dtype)
         y = np.empty(self.out_shape, self.dtype)
         self._run(x, y)
-        np.copyto(strided(dst, self.desc.output), y.view(f"u{self.dtype.itemsize}"))
+        if self.aliasing_output:
+            scatter_row_major(dst, self.desc.output, y)
+        else:
+            np.copyto(strided(dst, self.desc.output), y.view(f"u{self.dtype.itemsize}"))

@@ -15,7 +15,8 @@ import numpy as np
 
 from ..operator import OperatorDesc
 from ..tensor import packed_strides
-from .base import POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, strided
+from .base import (POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, output_aliases,
+                   scatter_row_major, strided)
 from .plan import Plan, make_plan, view
 
 __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
@@ -93,6 +94,7 @@ class NumpyTile(CompiledTile):
         self._buffers = PlanRunner(self.buffer_plan, threads)
         self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
+        self.aliasing_output = output_aliases(t_out)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
         """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
@@ -110,7 +112,11 @@ class NumpyTile(CompiledTile):
         TotalTensorSizeInBytes, so programs must not rely on padding surviving).
         """
         src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
-        self._buffers.run(src, dst)
+        if self.aliasing_output:
+            x = np.ascontiguousarray(strided(src, self.desc.input)).view(self.dtype)
+            scatter_row_major(dst, self.desc.output, self(x))
+        else:
+            self._buffers.run(src, dst)
 
 
 def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
