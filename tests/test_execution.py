@@ -228,3 +228,36 @@ def test_plan_merges_axes_into_few_large_chunks():
                for step in op.array_plan.steps)
     tiny = reference.NumpyTile(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]))
     assert len(tiny.array_plan.steps) == 1 and len(tiny.array_plan.steps[0].shape) <= 4
+
+
+@pytest.fixture
+def eager_pretiling(monkeypatch):
+    """Cost constants under which the planner pre-tiles (temporaries, in-place doubling) wherever it
+    may, so that those plans meet the naive loop on small random descriptors too."""
+    from dmltile.executors import plan
+
+    monkeypatch.setattr(plan, "STEP_NS", 0.0)
+    monkeypatch.setattr(plan, "CHUNK_NS", 1e6)
+    monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
+    plan._best.cache_clear()
+    yield plan
+    plan._best.cache_clear()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(desc=descriptors(), seed=st.integers(0, 2**32 - 1))
+def test_pretiling_plans_match_the_naive_loop(eager_pretiling, desc, seed):
+    op = dmltile.compile(desc, "4.1")
+    rng = np.random.default_rng(seed)
+    in_buf = rng.integers(0, 256, desc["InputTensor"]["TotalTensorSizeInBytes"], dtype=np.uint8).tobytes()
+    out = bytearray([SENTINEL]) * (desc["OutputTensor"]["TotalTensorSizeInBytes"] + 4)
+    op.run_buffers(in_buf, out)
+    assert out == run_naive(desc, in_buf, len(out))
+    dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])
+    x = rng.integers(0, 100, desc["InputTensor"]["Sizes"]).astype(dtype)
+    assert np.array_equal(op(x), np.tile(x, desc["Repeats"]))
+
+
+def test_eager_planner_really_pretiles(eager_pretiling):
+    steps = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [3, 2, 2])).array_plan.steps
+    assert len(steps) > 1 and any(step.src != "in" for step in steps)

@@ -27,6 +27,7 @@ BIG_CHUNK_BYTE_NS = 0.06  # per byte when chunks are large enough for memmove's 
 
 BIG_CHUNK = 64 << 20     # memcpy streams past the cache from about here (measured: 16 MiB no, 128 MiB yes)
 TEMP_LIMIT = 64 << 20   # largest temporary the planner allocates
+VOID_MAX = 64 << 10     # innermost chunks up to this size are copied as one opaque element
 SPLIT_CHUNK = 4096      # innermost broadcast runs are split into chunks of about this many bytes
 
 
@@ -41,7 +42,7 @@ class Step:
     src_strides: tuple[int, ...]
     dst_offset: int = 0
     src_offset: int = 0
-    width: int = 1  # bytes per element of the views (an unsigned int type)
+    width: int = 1  # bytes per element of the views: an unsigned int (1, 2, 4, 8) or an opaque chunk
 
 
 @dataclass(frozen=True)
@@ -104,13 +105,18 @@ def packed_suffix(axes: tuple[Axis, ...], elem: int) -> int:
 
 
 def widen(axes: tuple[Axis, ...], elem: int) -> tuple[tuple[Axis, ...], int]:
-    """View the copy through the widest unsigned int that divides the contiguous innermost chunk."""
+    """View the copy through the widest element that holds the contiguous innermost chunk: the
+    whole chunk as one opaque ``V<n>`` element when it is short (NumPy then copies it with one
+    memmove inside its inner loop instead of paying its per-chunk iteration cost; measured 30-50%
+    faster for 12-512 byte chunks), else the widest unsigned int that divides it."""
     if not axes:
         return axes, elem
     size, ds, ss = axes[-1]
     if ds != elem or ss != elem:
         return axes, elem
     chunk = size * elem
+    if 8 < chunk <= VOID_MAX and len(axes) > 1:
+        return axes[:-1], chunk
     for width in (8, 4, 2):
         if width > elem and chunk % width == 0 and all(a[1] % width == 0 and a[2] % width == 0 for a in axes[:-1]):
             return axes[:-1] + ((chunk // width, width, width),), width
@@ -231,6 +237,11 @@ def _step(axes, elem, dst, dst_offset, src, src_offset) -> Step:
                 dst_offset, src_offset, width)
 
 
+def element_type(width: int) -> np.dtype:
+    """The NumPy type a step copies: an unsigned int of that width, or ``V<width>`` raw bytes."""
+    return np.dtype(f"u{width}" if width in (1, 2, 4, 8) else f"V{width}")
+
+
 def view(base: np.ndarray, offset: int, shape, strides, width: int) -> np.ndarray:
-    """A strided view of ``width``-byte unsigned ints into the byte buffer of ``base``."""
-    return np.ndarray(shape, np.dtype(f"u{width}"), base, offset, strides)
+    """A strided view of ``width``-byte elements into the byte buffer of ``base``."""
+    return np.ndarray(shape, element_type(width), base, offset, strides)

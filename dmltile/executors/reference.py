@@ -7,6 +7,7 @@ bit-exact, NaN payloads included. The copy is planned once per compiled op (see 
 
 from __future__ import annotations
 
+import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -21,6 +22,7 @@ from .plan import Plan, make_plan, view
 
 __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
 
+FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
 _pool: ThreadPoolExecutor | None = None
 
@@ -122,11 +124,14 @@ class NumpyTile(CompiledTile):
 def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """For a one-step plan on packed arrays in element units: the shapes to reshape ``out`` and ``x`` to,
     so a call is two reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors)."""
-    if len(plan.steps) != 1 or plan.temps:
+    if len(plan.steps) != 1 or plan.temps or math.prod(plan.steps[0].shape) * plan.steps[0].width > FAST_MAX_BYTES:
         return None
     step = plan.steps[0]
     shape, dst_strides, src_strides = step.shape, step.dst_strides, step.src_strides
-    if step.width != elem:  # re-express the widened innermost axis in elements
+    if step.width not in (1, 2, 4, 8):  # an opaque chunk: its elements become the innermost axis again
+        shape = shape + (step.width // elem,)
+        dst_strides, src_strides = dst_strides + (elem,), src_strides + (elem,)
+    elif step.width != elem:  # re-express the widened innermost axis in elements
         shape = shape[:-1] + (shape[-1] * step.width // elem,)
         dst_strides, src_strides = dst_strides[:-1] + (elem,), src_strides[:-1] + (elem,)
     if dst_strides != tuple(s * elem for s in packed_strides(shape)):
