@@ -157,6 +157,36 @@ def table(rows: list[dict], info: dict) -> Table:
     return t
 
 
+def targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
+    """Issue 4's targets, each as (target, measured, met)."""
+    by = {(r["case"], r["dtype"]): r for r in rows}
+    out = []
+    for r in rows:
+        if r["out_bytes"] < 4096:
+            ok = r["dmltile_1t"] <= 0.5 * r["np_tile"] and (r["ort"] is None or r["dmltile_1t"] <= r["ort"])
+            out.append((f"{r['case']}: fixed cost <= 0.5x np.tile and <= ort",
+                        f"{r['dmltile_1t'] / r['np_tile']:.2f}x np.tile, "
+                        + (f"{r['dmltile_1t'] / r['ort']:.2f}x ort" if r["ort"] else "ort absent"), ok))
+    medium = [(("medium f32", "float32"), 0.9), (("medium f16", "float16"), 1.6), (("medium int8", "int8"), 1.6)]
+    for key, limit in medium:
+        r = by[key]
+        out.append((f"{key[0]}: <= {limit}x memcpy", f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
+                    r["dmltile_1t"] <= limit * r["memcpy"]))
+    for r in rows:
+        if r["out_bytes"] >= 256 << 20:
+            out.append((f"{r['case']}: one thread <= 0.8x memcpy", f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
+                        r["dmltile_1t"] <= 0.8 * r["memcpy"]))
+            out.append((f"{r['case']}: two threads near the fill floor (<= 1.1x fill)",
+                        f"{r['dmltile_2t'] / r['fill']:.2f}x fill", r["dmltile_2t"] <= 1.1 * r["fill"]))
+    r = by[("8-D tiny chunks", "float32")]
+    if r["ort"]:
+        out.append(("8-D tiny chunks: within 3x of ort", f"{r['dmltile_1t'] / r['ort']:.2f}x", r["dmltile_1t"] <= 3 * r["ort"]))
+    worst = max(rows, key=lambda r: min(r["dmltile_1t"], r["dmltile_2t"]) / r["np_tile"])
+    out.append(("faster than np.tile everywhere", f"worst {min(worst['dmltile_1t'], worst['dmltile_2t']) / worst['np_tile']:.2f}x "
+                f"({worst['case']})", all(min(r["dmltile_1t"], r["dmltile_2t"]) < r["np_tile"] for r in rows)))
+    return out
+
+
 def markdown(rows: list[dict], info: dict) -> str:
     """The same table as Markdown (for bench/README.md)."""
     head = ["case", "out", "memcpy", "fill", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t", "dmltile/np.tile",
@@ -194,13 +224,17 @@ def main() -> None:
         console.print(f"fixed cost {r['case']}: dmltile op(x, out) {fmt_time(r['dmltile_1t'])}, op(x) "
                       f"{fmt_time(r['dmltile_new_out'])}, np.tile {fmt_time(r['np_tile'])}, "
                       f"ort iobinding {fmt_time(r['ort'])}")
+    verdicts = targets(rows)
+    for name, measured, ok in verdicts:
+        console.print(f"{'[green]met   [/]' if ok else '[red]missed[/]'} {name}: {measured}")
     notes = {r["ort_note"] for r in rows if r["ort_note"]}
     for note in notes:
         console.print(f"onnxruntime column skipped: {note}")
-    (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows,
+    (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows, "targets": verdicts,
                                                    "seconds": time.perf_counter() - start}, indent=2))
     if "--markdown" in sys.argv:
         print(markdown(rows, info))
+        print("\n".join(f"| {name} | {measured} | {'met' if ok else 'missed'} |" for name, measured, ok in verdicts))
     console.print(f"wrote {HERE / 'results.json'} in {time.perf_counter() - start:.0f} s")
 
 

@@ -14,24 +14,28 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DmlTileError
 from ..operator import OperatorDesc
 from ..tensor import packed_strides
 from .base import (POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, output_aliases,
                    scatter_row_major, strided)
-from .plan import Plan, make_plan, view
+from .plan import BIG_CHUNK, Plan, make_plan, view
 
 __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
 _pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
 
 
 def _second_thread() -> ThreadPoolExecutor:
+    """The one worker thread that copies the second half of big copies (made on first use)."""
     global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dmltile-copy")
-    return _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dmltile-copy")
+        return _pool
 
 
 class PlanRunner:
@@ -61,13 +65,20 @@ class PlanRunner:
                 d = view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
             if s is None:
                 s = view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
-            if self.threads > 1 and d.nbytes >= THREAD_MIN_BYTES and d.shape and d.shape[0] > 1:
+            if self.threads > 1 and _worth_splitting(d):
                 half = d.shape[0] // 2
                 future = _second_thread().submit(np.copyto, d[half:], s[half:])
                 np.copyto(d[:half], s[:half])
                 future.result()
             else:
                 np.copyto(d, s)
+
+
+def _worth_splitting(d: np.ndarray) -> bool:
+    """Two threads pay off on big copies, but a streaming memmove must stay big in both halves."""
+    if d.nbytes < THREAD_MIN_BYTES or not d.shape or d.shape[0] < 2:
+        return False
+    return d.ndim > 1 or d.nbytes >= 2 * BIG_CHUNK
 
 
 def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
@@ -82,21 +93,23 @@ class NumpyTile(CompiledTile):
     provider = "numpy"
 
     def __init__(self, desc: OperatorDesc, threads: int = 2):
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads not in (1, 2):
+            raise DmlTileError(f"threads must be 1 or 2, got {threads!r}")
         super().__init__(desc)
         t_in, t_out = desc.input, desc.output
         elem = t_in.data_type.element_size
-        self.in_bytes = t_in.total_tensor_size_in_bytes
         self.out_bytes = t_out.total_tensor_size_in_bytes
+        self.aliasing_output = output_aliases(t_out)
         in_strides = [s * elem for s in t_in.effective_strides]
         out_strides = [s * elem for s in t_out.effective_strides]
-        self.buffer_plan = make_plan(t_in.sizes, desc.repeats, in_strides, out_strides, elem)
+        self.buffer_plan = None if self.aliasing_output else make_plan(t_in.sizes, desc.repeats, in_strides,
+                                                                       out_strides, elem)
         packed_in = [s * elem for s in packed_strides(t_in.sizes)]
         packed_out = [s * elem for s in packed_strides(t_out.sizes)]
         self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem)
-        self._buffers = PlanRunner(self.buffer_plan, threads)
+        self._buffers = PlanRunner(self.buffer_plan, threads) if self.buffer_plan else None
         self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
-        self.aliasing_output = output_aliases(t_out)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
         """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
@@ -111,7 +124,8 @@ class NumpyTile(CompiledTile):
 
         Output bytes the output desc does not address stay untouched, unless ``poison_padding``
         fills them with POISON_BYTE (DirectML may overwrite any byte of an output's
-        TotalTensorSizeInBytes, so programs must not rely on padding surviving).
+        TotalTensorSizeInBytes, so programs must not rely on padding surviving). Output strides that
+        alias (DML109, a race on a GPU) are written in row-major order, the last write winning.
         """
         src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
         if self.aliasing_output:
