@@ -64,7 +64,12 @@ def _plain(desc) -> dict:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(desc=descriptors(), seed=st.integers(0, 2**32 - 1), poison=st.booleans())
 def test_random_descriptors_match_the_naive_loop(desc, seed, poison):
-    op = dmltile.compile(desc, "4.1")
+    assert_matches_naive(dmltile.compile(desc, "4.1"), desc, seed, poison)
+
+
+def assert_matches_naive(op, desc: dict, seed: int, poison: bool = False) -> None:
+    """run_buffers on random input bytes and a sentinel-filled output (4 bytes longer than its
+    TotalTensorSizeInBytes) gives exactly the naive loop's buffer."""
     rng = np.random.default_rng(seed)
     in_buf = rng.integers(0, 256, desc["InputTensor"]["TotalTensorSizeInBytes"], dtype=np.uint8).tobytes()
     out = bytearray([SENTINEL]) * (desc["OutputTensor"]["TotalTensorSizeInBytes"] + 4)
@@ -77,12 +82,7 @@ def test_random_descriptors_match_the_naive_loop(desc, seed, poison):
 def test_aliasing_output_strides_write_in_row_major_order(desc, seed):
     # DML109 (a warning): several output elements at one address. The simulator is deterministic:
     # row-major order, last write wins -- exactly what the naive loop does.
-    op = dmltile.compile(desc, "4.1")
-    rng = np.random.default_rng(seed)
-    in_buf = rng.integers(0, 256, desc["InputTensor"]["TotalTensorSizeInBytes"], dtype=np.uint8).tobytes()
-    out = bytearray([SENTINEL]) * (desc["OutputTensor"]["TotalTensorSizeInBytes"] + 4)
-    op.run_buffers(in_buf, out)
-    assert out == run_naive(desc, in_buf, len(out))
+    assert_matches_naive(dmltile.compile(desc, "4.1"), desc, seed)
 
 
 @settings(max_examples=60, deadline=None)
@@ -122,6 +122,7 @@ def test_broadcast_input_strides_read_one_element():
 
 def test_large_output_split_across_two_threads(monkeypatch):
     monkeypatch.setattr(reference, "THREAD_MIN_BYTES", 1024)
+    monkeypatch.setattr(reference, "SPLIT_MIN_BYTES", 1024)
     x = np.arange(3 * 700, dtype=np.int16).reshape(3, 700)
     op = reference.NumpyTile(dmltile.tile_desc([3, 700], [5, 3], dtype="INT16"), threads=2)
     assert np.array_equal(op(x), np.tile(x, (5, 3)))
@@ -248,11 +249,8 @@ def eager_pretiling(monkeypatch):
 @given(desc=descriptors(), seed=st.integers(0, 2**32 - 1))
 def test_pretiling_plans_match_the_naive_loop(eager_pretiling, desc, seed):
     op = dmltile.compile(desc, "4.1")
+    assert_matches_naive(op, desc, seed)
     rng = np.random.default_rng(seed)
-    in_buf = rng.integers(0, 256, desc["InputTensor"]["TotalTensorSizeInBytes"], dtype=np.uint8).tobytes()
-    out = bytearray([SENTINEL]) * (desc["OutputTensor"]["TotalTensorSizeInBytes"] + 4)
-    op.run_buffers(in_buf, out)
-    assert out == run_naive(desc, in_buf, len(out))
     dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])
     x = rng.integers(0, 100, desc["InputTensor"]["Sizes"]).astype(dtype)
     assert np.array_equal(op(x), np.tile(x, desc["Repeats"]))

@@ -25,6 +25,7 @@ __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "by
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
+SPLIT_MIN_BYTES = 4 << 20  # ...and then for each of their copies from about this size
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -41,9 +42,9 @@ def _second_thread() -> ThreadPoolExecutor:
 class PlanRunner:
     """Runs a Plan on given input/output byte buffers; temporaries are kept per thread."""
 
-    def __init__(self, plan: Plan, threads: int):
+    def __init__(self, plan: Plan, threads: int, out_bytes: int):
         self.plan = plan
-        self.threads = threads
+        self.threads = threads if out_bytes >= THREAD_MIN_BYTES else 1
         self._local = threading.local()
 
     def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
@@ -76,7 +77,7 @@ class PlanRunner:
 
 def _worth_splitting(d: np.ndarray) -> bool:
     """Two threads pay off on big copies, but a streaming memmove must stay big in both halves."""
-    if d.nbytes < THREAD_MIN_BYTES or not d.shape or d.shape[0] < 2:
+    if d.nbytes < SPLIT_MIN_BYTES or not d.shape or d.shape[0] < 2:
         return False
     return d.ndim > 1 or d.nbytes >= 2 * BIG_CHUNK
 
@@ -107,8 +108,8 @@ class NumpyTile(CompiledTile):
         packed_in = [s * elem for s in packed_strides(t_in.sizes)]
         packed_out = [s * elem for s in packed_strides(t_out.sizes)]
         self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem)
-        self._buffers = PlanRunner(self.buffer_plan, threads) if self.buffer_plan else None
-        self._arrays = PlanRunner(self.array_plan, threads)
+        self._buffers = PlanRunner(self.buffer_plan, threads, self.out_bytes) if self.buffer_plan else None
+        self._arrays = PlanRunner(self.array_plan, threads, t_out.element_count * elem)
         self._fast = _reshape_recipe(self.array_plan, elem)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
