@@ -1,7 +1,8 @@
 """`make bench`: dmltile's compiled NumPy op beside the floors and its peers, as ratios, in one run.
 
 Columns (time of one call; ratios against the memcpy floor unless noted):
-memcpy floor (np.copyto of an output-sized array), fill floor (out.fill(0)), numpy.tile,
+memcpy floor (np.copyto of an output-sized array), fill floor (out.fill(0), on one thread and split
+across two), numpy.tile,
 onnxruntime CPU (run_with_iobinding, buffers bound once), dmltile with one thread and with two.
 Writes bench/results.json next to this file. Cases are DESIGN §7's.
 """
@@ -14,6 +15,7 @@ import os
 import platform
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +38,8 @@ CASES = [
     ("outer repeat", (1, 4096, 1024), (64, 1, 1), "float32"),
 ]
 DTYPE_NAMES = {"float32": "FLOAT32", "float16": "FLOAT16", "int8": "INT8"}
-BUDGET_S = 1.0  # time spent per measurement (at least 3 runs)
+BUDGET_S = 1.0
+POOL = ThreadPoolExecutor(max_workers=1)  # time spent per measurement (at least 3 runs)
 
 
 def batch_size(fn) -> int:
@@ -63,6 +66,15 @@ def interleaved_best(columns: dict, budget: float) -> dict:
             best[name] = min(best[name], (time.perf_counter() - t0) / sizes[name])
         rounds += 1
     return best
+
+
+def fill_two(out: np.ndarray) -> None:
+    """The write-only floor with two threads: each fills half of the output."""
+    flat = out.reshape(-1)
+    half = flat.size // 2
+    future = POOL.submit(flat[half:].fill, 0)
+    flat[:half].fill(0)
+    future.result()
 
 
 def ort_runner(x: np.ndarray, repeats, out: np.ndarray):
@@ -92,7 +104,7 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     row = {"case": name, "input": list(in_shape), "repeats": list(repeats), "dtype": dtype, "out_bytes": out_bytes}
     run, why = ort_runner(x, repeats, out)
     ops = {threads: NumpyTile(desc, threads=threads) for threads in (1, 2)}
-    columns = {"memcpy": lambda: np.copyto(out, src), "fill": lambda: out.fill(0),
+    columns = {"memcpy": lambda: np.copyto(out, src), "fill": lambda: out.fill(0), "fill_2t": lambda: fill_two(out),
                "np_tile": lambda: np.tile(x, repeats),
                "dmltile_1t": lambda: ops[1](x, out), "dmltile_2t": lambda: ops[2](x, out)}
     if run:
@@ -138,22 +150,26 @@ def ratio(t: float | None, base: float) -> str:
     return "-" if t is None else f"{t / base:.2f}×"
 
 
+HEADERS = ("case", "out", "memcpy", "fill", "fill 2t", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t",
+           "dmltile/np.tile", "dmltile/ort", "exact")
+
+
+def cells(r: dict) -> list[str]:
+    """One row: the memcpy time, every column as a ratio of it, then dmltile's best against its peers."""
+    best = min(r["dmltile_1t"], r["dmltile_2t"])
+    floors = [ratio(r[k], r["memcpy"]) for k in ("fill", "fill_2t", "np_tile", "ort", "dmltile_1t", "dmltile_2t")]
+    return [f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]), *floors,
+            ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-", "yes" if r["exact"] else "NO"]
+
+
 def table(rows: list[dict], info: dict) -> Table:
-    """The rich table: absolute memcpy time, then every column as a ratio of it, then dmltile vs peers."""
+    """The rich table of every case."""
     t = Table(title=f"Tile, time per call as a ratio of the memcpy floor — {info['cpu']}, {info['nproc']} cores, "
                     f"numpy {info['numpy']}, onnxruntime {info['onnxruntime']}")
-    for col in ("case", "out", "memcpy", "fill", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t",
-                "dmltile/np.tile", "dmltile/ort", "exact"):
+    for col in HEADERS:
         t.add_column(col, justify="left" if col == "case" else "right")
     for r in rows:
-        best = min(r["dmltile_1t"], r["dmltile_2t"])
-        t.add_row(
-            f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]),
-            ratio(r["fill"], r["memcpy"]), ratio(r["np_tile"], r["memcpy"]), ratio(r["ort"], r["memcpy"]),
-            ratio(r["dmltile_1t"], r["memcpy"]), ratio(r["dmltile_2t"], r["memcpy"]),
-            ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-",
-            "yes" if r["exact"] else "NO",
-        )
+        t.add_row(*cells(r))
     return t
 
 
@@ -176,29 +192,24 @@ def targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
         if r["out_bytes"] >= 256 << 20:
             out.append((f"{r['case']}: one thread <= 0.8x memcpy", f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
                         r["dmltile_1t"] <= 0.8 * r["memcpy"]))
-            out.append((f"{r['case']}: two threads near the fill floor (<= 1.1x fill)",
-                        f"{r['dmltile_2t'] / r['fill']:.2f}x fill", r["dmltile_2t"] <= 1.1 * r["fill"]))
+            floor = min(r["fill"], r["fill_2t"])
+            out.append((f"{r['case']}: two threads near the fill floor (<= 1.1x the faster of fill 1t/2t)",
+                        f"{r['dmltile_2t'] / floor:.2f}x", r["dmltile_2t"] <= 1.1 * floor))
     r = by[("8-D tiny chunks", "float32")]
     if r["ort"]:
-        out.append(("8-D tiny chunks: within 3x of ort", f"{r['dmltile_1t'] / r['ort']:.2f}x", r["dmltile_1t"] <= 3 * r["ort"]))
-    worst = max(rows, key=lambda r: min(r["dmltile_1t"], r["dmltile_2t"]) / r["np_tile"])
-    out.append(("faster than np.tile everywhere", f"worst {min(worst['dmltile_1t'], worst['dmltile_2t']) / worst['np_tile']:.2f}x "
-                f"({worst['case']})", all(min(r["dmltile_1t"], r["dmltile_2t"]) < r["np_tile"] for r in rows)))
+        out.append(("8-D tiny chunks: within 3x of ort", f"{r['dmltile_1t'] / r['ort']:.2f}x",
+                    r["dmltile_1t"] <= 3 * r["ort"]))
+    vs_tile = {r["case"] + " " + r["dtype"]: min(r["dmltile_1t"], r["dmltile_2t"]) / r["np_tile"] for r in rows}
+    worst = max(vs_tile, key=vs_tile.get)
+    out.append(("faster than np.tile everywhere", f"worst {vs_tile[worst]:.2f}x ({worst})",
+                all(v < 1 for v in vs_tile.values())))
     return out
 
 
-def markdown(rows: list[dict], info: dict) -> str:
+def markdown(rows: list[dict]) -> str:
     """The same table as Markdown (for bench/README.md)."""
-    head = ["case", "out", "memcpy", "fill", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t", "dmltile/np.tile",
-            "dmltile/ort"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for r in rows:
-        best = min(r["dmltile_1t"], r["dmltile_2t"])
-        cells = [f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]),
-                 ratio(r["fill"], r["memcpy"]), ratio(r["np_tile"], r["memcpy"]), ratio(r["ort"], r["memcpy"]),
-                 ratio(r["dmltile_1t"], r["memcpy"]), ratio(r["dmltile_2t"], r["memcpy"]),
-                 ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-"]
-        lines.append("| " + " | ".join(cells) + " |")
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines += ["| " + " | ".join(cells(r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
@@ -233,7 +244,7 @@ def main() -> None:
     (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows, "targets": verdicts,
                                                    "seconds": time.perf_counter() - start}, indent=2))
     if "--markdown" in sys.argv:
-        print(markdown(rows, info))
+        print(markdown(rows))
         print("\n".join(f"| {name} | {measured} | {'met' if ok else 'missed'} |" for name, measured, ok in verdicts))
     console.print(f"wrote {HERE / 'results.json'} in {time.perf_counter() - start:.0f} s")
 
