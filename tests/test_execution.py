@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import tracemalloc
 from pathlib import Path
 
@@ -259,3 +260,11 @@ def test_pretiling_plans_match_the_naive_loop(eager_pretiling, desc, seed):
 def test_eager_planner_really_pretiles(eager_pretiling):
     steps = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [3, 2, 2])).array_plan.steps
     assert len(steps) > 1 and any(step.src != "in" for step in steps)
+
+
+@pytest.mark.parametrize("sizes,repeats", [([1, 1, 2, 3], [1, 1, 3, 3]), ([2] * 8, [2] * 8)], ids=["tiny", "8-D"])
+def test_non_contiguous_input_arrays(sizes, repeats):
+    op = dmltile.compile(dmltile.tile_desc(sizes, repeats, dtype="INT16"), "4.1")
+    x = np.arange(math.prod(sizes), dtype=np.int16).reshape(sizes[::-1]).T  # the right shape, Fortran order
+    assert x.shape == tuple(sizes) and not x.flags.c_contiguous
+    assert np.array_equal(op(x), np.tile(x, repeats))

@@ -13,6 +13,7 @@ kernel is not a pure copy for NaNs: it quiets signalling NaNs and can lose NaN p
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -112,7 +113,7 @@ def make_session(model: bytes, providers: Sequence[str] | None = None, require_p
 
 
 class OrtTile(CompiledTile):
-    """The onnxruntime backend's compiled op: the session and its IO binding are created once."""
+    """The onnxruntime backend's compiled op: the session is created once, an IO binding once per thread."""
 
     backend = "onnxruntime"
 
@@ -130,7 +131,7 @@ class OrtTile(CompiledTile):
         self.provider = self.session.get_providers()[0]
         if require_provider is not None and self.provider != require_provider:
             raise DmlTileError(f"require_provider={require_provider!r}, but the session uses {self.provider}")
-        self._binding = self.session.io_binding()
+        self._local = threading.local()  # an IO binding per calling thread: bindings are not shareable
         self.aliasing_output = output_aliases(desc.output)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -138,7 +139,9 @@ class OrtTile(CompiledTile):
         self._run(np.ascontiguousarray(x), out)
 
     def _run(self, x: np.ndarray, out: np.ndarray) -> None:
-        binding = self._binding
+        binding = getattr(self._local, "binding", None)
+        if binding is None:
+            binding = self._local.binding = self.session.io_binding()
         binding.bind_input("input", "cpu", 0, self.dtype, self.in_shape, x.ctypes.data)
         binding.bind_output("output", "cpu", 0, self.dtype, self.out_shape, out.ctypes.data)
         self.session.run_with_iobinding(binding)

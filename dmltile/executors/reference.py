@@ -115,7 +115,7 @@ class NumpyTile(CompiledTile):
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
         """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
         fast = self._fast
-        if fast is not None and x.flags.c_contiguous:
+        if fast is not None:  # reshaping a non-contiguous x copies it, which is still right: x is only read
             np.copyto(out.reshape(fast[0]), x.reshape(fast[1]))
         else:
             self._arrays.run(np.ascontiguousarray(x), out)
