@@ -116,6 +116,8 @@ class NumpyTile(CompiledTile):
         """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
         fast = self._fast
         if fast is not None:  # reshaping a non-contiguous x copies it, which is still right: x is only read
+            # A same-dtype np.copyto moves elements by their size (integer loads and stores, never
+            # float arithmetic), so this path is bit-exact too; test_nan_payloads_survive checks it.
             np.copyto(out.reshape(fast[0]), x.reshape(fast[1]))
         else:
             self._arrays.run(np.ascontiguousarray(x), out)
