@@ -13,3 +13,6 @@ from .report import Issue, ValidationReport
 from .rules import RULES
 from .validation import accepted_levels, check, min_feature_level, parse_feature_level, validate
 from .compiled import CompiledTile, compile, execute
+from .compare import BackendComparison, compare_backends
+from .executors.limits import OutputTooLargeError
+from .executors.ort import backend_info
