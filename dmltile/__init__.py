@@ -13,3 +13,5 @@ from .report import Issue, ValidationReport
 from .rules import RULES
 from .validation import accepted_levels, check, min_feature_level, parse_feature_level, validate
 from .compiled import CompiledTile, compile, execute
+from .lowering import LoweringPlan, lower
+from .lowering.model import TileNodeReport, check_model
