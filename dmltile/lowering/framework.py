@@ -50,7 +50,12 @@ def dtype_name(dtype: Any) -> str:
     except TypeError:
         raise FrameworkError(f"dtype {dtype!r} names no data type; use a NumPy name such as 'float32', "
                              "'float16', 'bfloat16', 'bool', 'int64' or 'string'") from None
-    return "string" if dt.kind in STRING_KINDS else dt.name
+    if dt.kind in STRING_KINDS:
+        return "string"
+    try:
+        return dt.name if np.dtype(dt.name) == dt else dt.str
+    except TypeError:  # names NumPy prints but does not parse back, such as void24
+        return dt.str
 
 
 def itemsize(name: str) -> int | None:

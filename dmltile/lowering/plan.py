@@ -122,7 +122,7 @@ def map_to_directml(shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str
            "Repeats": reps}
     report = validate(doc, level)
     if not report.valid:
-        m.reason = "; ".join(f"{i.code}: {i.message}" for i in report.errors)
+        m.reason = "; ".join(f"{i.code} {i.path}: {i.message}" for i in report.errors)
         return m
     m.descriptor = OperatorDesc.model_validate(doc)
     m.steps.append(f"DirectML Tile at {level.c_name}: {data_type.name} input Sizes {sizes}, Repeats {reps}, "
