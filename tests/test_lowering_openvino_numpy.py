@@ -78,33 +78,75 @@ def test_openvino_rejections(repeats, dtype, words):
 
 
 # -- OpenVINO itself, when installed ------------------------------------------------------------
-def _openvino():
+# OpenVINO runs in a child process: loaded into one process with onnxruntime, its CPU plugin
+# crashed (SIGSEGV in infer) on this machine. Empty outputs are compared by OpenVINO's inferred
+# shape (the data is empty anyway).
+OPENVINO_CHILD = r"""
+import pickle, sys
+import numpy as np
+import openvino as ov
+from openvino import opset8 as ops
+cases, results = pickle.load(open(sys.argv[1], "rb")), []
+core = ov.Core()
+for x, reps in cases:
     try:
-        import openvino as ov
-        from openvino import opset8
-    except Exception as e:  # ImportError, or a wheel that fails to load on this machine
-        pytest.skip(f"OpenVINO is not importable here ({type(e).__name__}: {e}); pip install 'dmltile[openvino]' to run it")
-    return ov, opset8
+        param = ops.parameter(list(x.shape), ov.Type(x.dtype))
+        model = ov.Model([ops.tile(param, ops.constant(reps))], [param])
+        shape = tuple(d.get_length() for d in model.output(0).get_partial_shape())
+        # Shape inference only for empty outputs: running them corrupted the heap (OpenVINO 2026.4 CPU).
+        y = np.asarray(core.compile_model(model, "CPU")([x])[0]) if all(shape) else np.empty(shape, x.dtype)
+        results.append(("ok", y))
+    except Exception as e:
+        results.append(("error", str(e)))
+pickle.dump(results, open(sys.argv[1], "wb"))
+"""
 
 
-@settings(max_examples=40, deadline=None)
-@given(shape=st.lists(st.integers(1, 3), min_size=1, max_size=4),
-       repeats=st.lists(st.integers(-1, 3), min_size=1, max_size=5),
-       rtype=st.sampled_from(["int32", "int64", "int8", "uint8"]), dtype=st.sampled_from(["float32", "int32", "uint8", "int64", "float16"]))
-def test_openvino_itself_agrees(shape, repeats, rtype, dtype):
-    ov, ops = _openvino()
-    if rtype.startswith("u"):
-        repeats = [max(r, 0) for r in repeats]
-    reps = np.array(repeats, dtype=rtype)
-    # Small values: OpenVINO's CPU plugin computes int64 in int32 precision.
-    x = np.random.default_rng(1).integers(0, 100, size=shape).astype(dtype)
-    param = ops.parameter(list(shape), ov.Type(np.dtype(dtype)))
-    model = ov.Model([ops.tile(param, ops.constant(reps))], [param])
-    compiled = ov.Core().compile_model(model, "CPU")
-    expected = compiled([x])[0]
-    plan = _at_dispatch_level(dmltile.lower("openvino", shape, reps, dtype, feature_level="4.1"))
-    assert plan.output_shape == tuple(expected.shape)
-    assert same_bits(plan.run(x), np.asarray(expected, dtype=x.dtype))
+def _openvino_results(tmp_path, cases):
+    import subprocess
+    import sys
+    import pickle
+
+    probe = subprocess.run([sys.executable, "-c", "import openvino"], capture_output=True, text=True)
+    if probe.returncode:
+        pytest.skip("OpenVINO is not importable here (" + (probe.stderr.strip().splitlines() or ["?"])[-1]
+                    + "); pip install 'dmltile[openvino]' to run it")
+    path = tmp_path / "cases.pkl"
+    path.write_bytes(pickle.dumps(cases))
+    subprocess.run([sys.executable, "-c", OPENVINO_CHILD, str(path)], check=True, timeout=300)
+    return pickle.loads(path.read_bytes())
+
+
+def _random_openvino_cases(n: int):
+    rng = np.random.default_rng(2024)
+    cases = []
+    for i in range(n):
+        shape = tuple(int(d) for d in rng.integers(1, 4, size=rng.integers(1, 5)))
+        rtype = ["int32", "int64", "int8", "uint8"][i % 4]
+        low = 0 if rtype.startswith("u") else -1
+        reps = rng.integers(low, 4, size=rng.integers(1, 6)).astype(rtype)
+        dtype = ["float32", "int32", "uint8", "int64", "float16"][i % 5]
+        # Small values: OpenVINO's CPU plugin computes int64 in int32 precision.
+        cases.append((rng.integers(0, 100, size=shape).astype(dtype), reps))
+    return cases
+
+
+def test_openvino_itself_agrees(tmp_path):
+    cases = _random_openvino_cases(60)
+    for (x, reps), (kind, expected) in zip(cases, _openvino_results(tmp_path, cases)):
+        assert kind == "ok", expected
+        plan = _at_dispatch_level(dmltile.lower("openvino", x.shape, reps, x.dtype, feature_level="4.1"))
+        assert plan.output_shape == expected.shape, (x.shape, reps)
+        assert same_bits(plan.run(x), expected.astype(x.dtype))
+
+
+def test_openvino_itself_rejects_what_we_reject(tmp_path):
+    x = np.zeros((2, 3), np.float32)
+    bad = [np.array([2.0, 1.0], dtype=np.float32), np.array(2, dtype=np.int64), np.array([[2, 2]], dtype=np.int64)]
+    for reps, (kind, message) in zip(bad, _openvino_results(tmp_path, [(x, r) for r in bad])):
+        with pytest.raises(FrameworkError):
+            dmltile.lower("openvino", [2, 3], reps)
+        assert kind == "error" and "Tile repeats must" in message
 
 
 # -- numpy.tile: our rules against numpy.tile itself, errors included ----------------------------
@@ -148,13 +190,3 @@ def test_numpy_too_big_is_numpys_error():
     with pytest.raises(FrameworkError, match="array is too big"):
         dmltile.lower("numpy", [2**31, 2], [2**31, 2])
 
-
-@pytest.mark.parametrize("repeats", [np.array([2.0, 1.0], dtype=np.float32), np.array(2, dtype=np.int64),
-                                     np.array([[2, 2]], dtype=np.int64)], ids=["float", "rank0", "rank2"])
-def test_openvino_itself_rejects_what_we_reject(repeats):
-    ov, ops = _openvino()
-    with pytest.raises(FrameworkError):
-        dmltile.lower("openvino", [2, 3], repeats)
-    param = ops.parameter([2, 3], ov.Type(np.dtype("float32")))
-    with pytest.raises(Exception, match="Tile repeats must"):
-        ops.tile(param, ops.constant(repeats))
