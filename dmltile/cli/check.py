@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from ..document import InputError
 from ..lowering.model import check_model
@@ -45,15 +44,15 @@ def check_cmd(
     if not reports:
         console.print(f"{model}: no Tile nodes", highlight=False)
         raise typer.Exit(status)
-    table = Table(title=f"Tile nodes of {model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}", show_lines=False)
-    for col in ("node", "input", "repeats", "output", "status", "from", "reason"):
-        table.add_column(col, overflow="fold")
-    for r in reports:
-        colour = COLOURS[r.status]
-        table.add_row(r.name, f"{r.input_type or '?'} {_show(r.input_shape)}",
-                      _show(r.repeats) if r.repeats is not None else "runtime",
-                      _show(r.output_shape), f"[{colour}]{r.status}[/]", r.min_feature_level or "-", r.reason or "")
-    console.print(table)
     counts = {s: sum(r.status == s for r in reports) for s in COLOURS}
-    console.print(", ".join(f"{n} {s}" for s, n in counts.items() if n) + f" (of {len(reports)} Tile nodes)", highlight=False)
+    summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+    console.print(f"{model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}: {summary} (of {len(reports)} Tile nodes)",
+                  highlight=False)
+    for r in reports:
+        repeats = _show(r.repeats) if r.repeats is not None else "runtime repeats"
+        since = f"  (dispatches from {r.min_feature_level})" if r.min_feature_level else ""
+        console.print(f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
+                      f"x {repeats} -> {_show(r.output_shape)}{since}", highlight=False, soft_wrap=True)
+        if r.reason:
+            console.print(f"      why: {r.reason}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(status)

@@ -61,9 +61,10 @@ class _Scope:
     types: dict[str, Any] = field(default_factory=dict)      # name -> TypeProto.tensor_type
     constants: dict[str, tuple[np.ndarray, str]] = field(default_factory=dict)
     producers: dict[str, Any] = field(default_factory=dict)  # name -> NodeProto
+    defaults: set[str] = field(default_factory=set)          # graph inputs whose initializer is only a default
 
     def child(self) -> "_Scope":
-        return _Scope(dict(self.types), dict(self.constants), dict(self.producers))
+        return _Scope(dict(self.types), dict(self.constants), dict(self.producers), set(self.defaults))
 
 
 def _onnx():
@@ -118,7 +119,9 @@ def _read_graph(graph, scope: _Scope) -> None:
     for name in inputs:  # a graph input shadows outer names, and callers may feed any value
         scope.constants.pop(name, None)
     for init in graph.initializer:
-        if init.name not in inputs:  # an initializer that is also an input is only a default
+        if init.name in inputs:  # an initializer that is also an input is only a default
+            scope.defaults.add(init.name)
+        else:
             scope.constants[init.name] = (numpy_helper.to_array(init), f"initializer '{init.name}'")
     for node in graph.node:
         for out in node.output:
@@ -151,7 +154,8 @@ def _runtime_source(scope: _Scope, name: str) -> str:
     node = scope.producers.get(name)
     if node is not None:
         return f"computed at run time by {node.op_type} node '{node.name or name}'"
-    return f"graph input '{name}', fed at run time"
+    default = " (its initializer is only a default that callers may replace)" if name in scope.defaults else ""
+    return f"graph input '{name}', fed at run time{default}"
 
 
 def _symbolic_output(shape: list, repeats: list[int]) -> list:
