@@ -47,7 +47,7 @@ def openvino_tile(input_shape: Any, repeats: Any, dtype: str) -> FrameworkTile:
     promoted_reps = (1,) * (rank - len(clamped)) + clamped
     if promoted_shape != shape:
         steps.append(f"{OP}: promoted the data shape {list(shape)} to {list(promoted_shape)} by prepending "
-                     f"{rank - len(shape)} new axes, because repeats has {len(clamped)} values.")
+                     f"{rank - len(shape)} new axis{'es' * (rank - len(shape) > 1)}, because repeats has {len(clamped)} values.")
     if promoted_reps != clamped:
         steps.append(f"{OP}: promoted repeats {list(clamped)} to {list(promoted_reps)} by prepending 1s, "
                      f"because the data has rank {len(shape)}.")
