@@ -131,3 +131,21 @@ def check_int64_dims(operator: str, shape: Sequence[int], repeats: Sequence[int]
 def element_count(shape: Sequence[int]) -> int:
     """Number of elements of a shape (exact, Python ints)."""
     return math.prod(shape)
+
+
+def promote_ranks(operator: str, shape: tuple[int, ...], repeats: tuple[int, ...], data: str = "the data",
+                  reps: str = "repeats") -> tuple[tuple[int, ...], tuple[int, ...], list[str]]:
+    """OpenVINO's and numpy's rule: the longer of shape and repeats sets the rank; the other gets
+    leading 1s. Returns the promoted shape and repeats, and a sentence per promotion."""
+    rank = max(len(shape), len(repeats))
+    promoted_shape = (1,) * (rank - len(shape)) + tuple(shape)
+    promoted_reps = (1,) * (rank - len(repeats)) + tuple(repeats)
+    steps = []
+    if promoted_shape != tuple(shape):
+        added = rank - len(shape)
+        steps.append(f"{operator}: promoted {data}'s shape {list(shape)} to {list(promoted_shape)} by prepending "
+                     f"{added} new axis{'es' * (added > 1)}, because {reps} has {len(repeats)} values.")
+    if promoted_reps != tuple(repeats):
+        steps.append(f"{operator}: promoted {reps} {list(repeats)} to {list(promoted_reps)} by prepending 1s, "
+                     f"because {data} has {len(shape)} dimensions.")
+    return promoted_shape, promoted_reps, steps

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import FrameworkError
-from .framework import FrameworkTile, check_shape, element_count, itemsize
+from .framework import FrameworkTile, check_shape, element_count, itemsize, promote_ranks
 
 OP = "numpy.tile"
 INTP_MAX = int(np.iinfo(np.intp).max)
@@ -46,9 +46,7 @@ def numpy_tile(input_shape: Any, reps: Any, dtype: str) -> FrameworkTile:
             raise FrameworkError(f"{OP}: reps holds {bad!r}; '{type(bad).__name__}' object cannot be interpreted as an "
                                  "integer (only an all-ones reps may be floats)")
     given = tuple(int(r) for r in tup)
-    rank = max(len(shape), len(given))
-    promoted_shape = (1,) * (rank - len(shape)) + shape
-    promoted_reps = (1,) * (rank - len(given)) + given
+    promoted_shape, promoted_reps, steps = promote_ranks(OP, shape, given, "A", "reps")
     for i, (s, r) in enumerate(zip(promoted_shape, promoted_reps)):
         if r < 0 and s > 0:
             raise FrameworkError(f"{OP}: reps {list(given)} holds {r} for axis {i} of size {s}: negative dimensions "
@@ -59,13 +57,6 @@ def numpy_tile(input_shape: Any, reps: Any, dtype: str) -> FrameworkTile:
     if element_count(out) * size > INTP_MAX:
         raise FrameworkError(f"{OP}: an output of shape {out} ({dtype}) is {element_count(out) * size} bytes; "
                              f"array is too big (NumPy arrays hold at most {INTP_MAX} bytes)")
-    steps = []
-    if promoted_shape != shape:
-        steps.append(f"{OP}: promoted A's shape {list(shape)} to {list(promoted_shape)} by prepending new axes, "
-                     f"because reps has {len(given)} values.")
-    if promoted_reps != given:
-        steps.append(f"{OP}: promoted reps {list(given)} to {list(promoted_reps)} by prepending 1s, "
-                     f"because A has {len(shape)} dimensions.")
     if effective != promoted_reps:
         steps.append(f"{OP}: negative repeats on zero-length axes give zero-length output axes, as numpy.tile allows.")
     steps.append(f"{OP}: output shape[i] = shape[i] * reps[i] with reps {list(effective)}.")

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import FrameworkError
-from .framework import FrameworkTile, check_int64_dims, check_shape, element_count, repeats_array
+from .framework import FrameworkTile, check_int64_dims, check_shape, element_count, promote_ranks, repeats_array
 
 OP = "OpenVINO Tile-1"
 # OpenVINO element types that NumPy-terms names can spell (OpenVINO has no complex types).
@@ -42,15 +42,8 @@ def openvino_tile(input_shape: Any, repeats: Any, dtype: str) -> FrameworkTile:
     clamped = tuple(max(r, 0) for r in given)
     if clamped != given:
         steps.append(f"{OP}: clamped negative repeats to 0 ({list(given)} -> {list(clamped)}), as OpenVINO's shape inference does.")
-    rank = max(len(shape), len(clamped))
-    promoted_shape = (1,) * (rank - len(shape)) + shape
-    promoted_reps = (1,) * (rank - len(clamped)) + clamped
-    if promoted_shape != shape:
-        steps.append(f"{OP}: promoted the data shape {list(shape)} to {list(promoted_shape)} by prepending "
-                     f"{rank - len(shape)} new axis{'es' * (rank - len(shape) > 1)}, because repeats has {len(clamped)} values.")
-    if promoted_reps != clamped:
-        steps.append(f"{OP}: promoted repeats {list(clamped)} to {list(promoted_reps)} by prepending 1s, "
-                     f"because the data has rank {len(shape)}.")
+    promoted_shape, promoted_reps, promotion = promote_ranks(OP, shape, clamped)
+    steps += promotion
     check_int64_dims(OP, promoted_shape, promoted_reps)
     out_count = element_count(s * r for s, r in zip(promoted_shape, promoted_reps))
     if out_count > SIZE_T_MAX:
