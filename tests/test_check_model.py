@@ -70,10 +70,12 @@ def test_every_status(model_path):
         "tile_runtime": "unsupported", "tile_negative": "invalid", "tile_symbolic": "unsupported",
         "tile_graph_input": "unsupported", "branch/then_branch/tile_in_branch": "dispatch"}
     d = reports["tile_dispatch"]
-    assert (d.input_shape, d.input_type, d.repeats, d.output_shape, d.min_feature_level) == ([2, 3], "float32", [2, 2], [4, 6], "1.0")
-    assert d.descriptor["Desc"]["Repeats"] == [2, 2] and d.repeats_source == "initializer 'r22'"
-    i64 = reports["tile_int64"]
-    assert i64.descriptor["Desc"]["InputTensor"]["Desc"]["DataType"] == "DML_TENSOR_DATA_TYPE_UINT32" and i64.min_feature_level == "2.1"
+    assert (d.input_shape, d.input_type, d.repeats, d.output_shape) == ([2, 3], "float32", [2, 2], [4, 6])
+    assert d.min_feature_level == dmltile.FeatureLevel._1_0
+    assert d.descriptor.repeats == (2, 2) and d.repeats_source == "initializer 'r22'"
+    i64 = reports["tile_int64"].to_dict()
+    assert i64["descriptor"]["Desc"]["InputTensor"]["Desc"]["DataType"] == "DML_TENSOR_DATA_TYPE_UINT32"
+    assert i64["min_feature_level"] == "2.1"
     assert reports["tile_empty"].output_shape == [0, 6] and reports["tile_empty"].descriptor is None
     assert reports["tile_empty"].repeats_source == "Constant node 'zeros'"
     assert "string" in reports["tile_string"].reason
@@ -89,8 +91,8 @@ def test_every_status(model_path):
 def test_feature_level_changes_the_verdict(model_path):
     reports = {r.name: r for r in dmltile.check_model(model_path, "1.0")}
     assert reports["tile_dispatch"].status == "dispatch"
-    assert reports["tile_dispatch"].descriptor["Desc"]["InputTensor"]["Desc"]["Sizes"] == [1, 1, 2, 3]
-    assert reports["tile_int64"].status == "unsupported" and reports["tile_int64"].min_feature_level == "2.1"
+    assert reports["tile_dispatch"].descriptor.input.sizes == (1, 1, 2, 3)
+    assert reports["tile_int64"].status == "unsupported" and reports["tile_int64"].min_feature_level.dotted == "2.1"
 
 
 def test_reported_descriptors_compute_what_onnxruntime_computes(tmp_path):

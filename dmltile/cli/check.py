@@ -50,7 +50,7 @@ def check_cmd(
                   highlight=False)
     for r in reports:
         repeats = _show(r.repeats) if r.repeats is not None else "runtime repeats"
-        since = f"  (dispatches from {r.min_feature_level})" if r.min_feature_level else ""
+        since = f"  (dispatches from {r.min_feature_level.dotted})" if r.min_feature_level else ""
         console.print(f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
                       f"x {repeats} -> {_show(r.output_shape)}{since}", highlight=False, soft_wrap=True)
         if r.reason:

@@ -10,12 +10,14 @@ by name, never guessed.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from ..document import InputError
+from ..enums import FeatureLevel
+from ..operator import OperatorDesc
 from ..errors import FrameworkError
 from ..validation import parse_feature_level
 from . import lower
@@ -45,13 +47,16 @@ class TileNodeReport:
     output_shape: list | None
     status: str
     reason: str | None
-    descriptor: dict | None
-    min_feature_level: str | None
+    descriptor: OperatorDesc | None
+    min_feature_level: FeatureLevel | None
     steps: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        """The report as JSON-ready data."""
-        return asdict(self)
+        """The report as JSON-ready data (the descriptor in canonical wrapped form, levels dotted)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data["descriptor"] = self.descriptor.to_dict() if self.descriptor is not None else None
+        data["min_feature_level"] = self.min_feature_level.dotted if self.min_feature_level else None
+        return data
 
 
 @dataclass
@@ -220,8 +225,7 @@ def _report_node(node, scope: _Scope, opset: int | None, name: str, level) -> Ti
         return rep
     rep.output_shape = list(plan.output_shape) if not symbolic else _symbolic_output(shape, list(plan.repeats))
     rep.status, rep.reason = plan.status, plan.unsupported_reason
-    rep.descriptor = plan.descriptor.to_dict() if plan.descriptor is not None else None
-    rep.min_feature_level = plan.min_feature_level.dotted if plan.min_feature_level else None
+    rep.descriptor, rep.min_feature_level = plan.descriptor, plan.min_feature_level
     return rep
 
 
