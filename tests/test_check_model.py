@@ -159,3 +159,15 @@ def test_cli_unreadable_model_exits_2_without_traceback(tmp_path, content):
 def test_cli_unknown_level_exits_2(model_path):
     result = CliRunner().invoke(app, ["check", str(model_path), "-l", "7.7"])
     assert result.exit_code == 2 and "7.7" in result.output
+
+
+def test_symbolic_dims_do_not_hide_a_definite_verdict():
+    vi = helper.make_tensor_value_info
+    model = _model([helper.make_node("Tile", ["s", "r"], ["y"], name="strings"),
+                    helper.make_node("Tile", ["x", "r0"], ["z"], name="zero")],
+                   [vi("s", TensorProto.STRING, ["N", 2]), vi("x", TensorProto.FLOAT, ["N", 2])],
+                   [vi("y", TensorProto.STRING, None), vi("z", TensorProto.FLOAT, None)],
+                   [_i64("r", [2, 2]), _i64("r0", [3, 0])])
+    reports = {r.name: r for r in dmltile.check_model(model, "4.1")}
+    assert reports["strings"].status == "unsupported" and "string" in reports["strings"].reason
+    assert reports["zero"].status == "empty" and reports["zero"].output_shape == ["N*3", 0]

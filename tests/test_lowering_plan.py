@@ -139,3 +139,29 @@ def test_bad_requests_are_lowering_errors(kwargs, words):
     with pytest.raises(LoweringError) as e:
         dmltile.lower(**args)
     assert all(w in str(e.value) for w in words), str(e.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(axes=st.lists(st.tuples(st.sampled_from([1, 1, 2, 3]), st.sampled_from([1, 1, 1, 2])), min_size=5, max_size=10),
+       level=st.sampled_from(["1.0", "2.1", "3.1"]))
+def test_merged_and_dropped_axes_copy_the_same_bytes(axes, level):
+    """High ranks at 4-D and 8-D levels: whenever the plan fits them by merging, the copy is numpy.tile's."""
+    shape, reps = [s for s, _ in axes], [r for _, r in axes]
+    plan = dmltile.lower("numpy", shape, reps, "float16", feature_level=level)
+    most = 4 if level != "3.1" else 8
+    if plan.status == "unsupported":
+        assert "DML301" in plan.unsupported_reason
+        return
+    assert len(plan.descriptor.input.sizes) <= most
+    x = random_array(shape, "float16", np.random.default_rng(len(shape)))
+    assert same_bits(plan.run(x), np.tile(x, reps))
+
+
+def test_fitting_by_merges_happens_often_enough_to_matter():
+    """The property above is not vacuous: typical 6-D shapes with repeat-1 neighbours fit 4 dims."""
+    plan = dmltile.lower("numpy", [1, 2, 3, 1, 4, 5], [3, 1, 1, 2, 1, 1], feature_level="1.0")
+    # (1,2,3) by (3,1,1) is the 6-element block copied 3 times; merges stop once 4 dims remain.
+    assert plan.status == "dispatch" and plan.descriptor.input.sizes == (6, 1, 4, 5)
+    assert plan.descriptor.repeats == (3, 2, 1, 1)
+    x = random_array([1, 2, 3, 1, 4, 5], "float32", np.random.default_rng(0))
+    assert same_bits(plan.run(x), np.tile(x, [3, 1, 1, 2, 1, 1]))

@@ -217,11 +217,12 @@ def _report_node(node, scope: _Scope, opset: int | None, name: str, level) -> Ti
     if version == 1:
         rep.repeats = [int(r) for r in plan.repeats]
     rep.steps = plan.steps
-    if symbolic and plan.status != "empty":
+    if symbolic and plan.status == "dispatch":
+        # Size-1 dims are the easiest to fit (they can be dropped), so only a dispatch depends on the real sizes.
         rep.output_shape = _symbolic_output(shape, list(plan.repeats))
         rep.reason = (f"input dims {symbolic} are symbolic: known only at run time, while DirectML's Sizes are fixed "
-                      f"when the operator is compiled" + (f"; with those dims set to 1 it lowers from "
-                      f"{plan.min_feature_level.dotted}" if plan.min_feature_level else ""))
+                      f"when the operator is compiled; with those dims set to 1 it lowers from "
+                      f"{plan.min_feature_level.dotted}")
         return rep
     rep.output_shape = list(plan.output_shape) if not symbolic else _symbolic_output(shape, list(plan.repeats))
     rep.status, rep.reason = plan.status, plan.unsupported_reason
