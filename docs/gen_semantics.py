@@ -115,6 +115,20 @@ ROWS = [
 ]
 
 
+NOTES = [
+    "ONNX Tile-1's page declares `tiles` and `axis` with type T (the float data type) but constrains T1 to "
+    "int64 \"for tiles and axis\"; dmltile accepts any whole number for both. The page gives no axis range and "
+    "Tile-1 predates negative axes (opset 11), so `axis` must be in 0..rank-1.",
+    "ONNX's page does not say what a negative repeat means; onnxruntime rejects it, and so does dmltile.",
+    "OpenVINO's page does not mention negative repeats either: the clamp to 0 is OpenVINO's shape inference "
+    "(`tile_shape_inference.hpp`), and the rank-1 and integer-type checks are `Tile::validate_and_infer_types`.",
+    "Tested peers on this machine: onnxruntime's CPU Tile has no bfloat16 or complex kernels (those types are "
+    "checked against numpy.tile); OpenVINO 2026.4's CPU plugin computes int64 in int32 precision and corrupted "
+    "its heap when running empty Tile outputs (those are checked by OpenVINO's shape inference only).",
+    "DirectML's page is the authority for everything in the DirectML column; dmltile's descriptors are "
+    "checked by its validator, which encodes that page's rules.",
+]
+
 PLAN_EXAMPLES = [
     'dmltile.lower("openvino", [2, 3], np.array([-1, 4, 2], dtype=np.int8), "int64").output_shape',
     'print("\\n".join(dmltile.lower("openvino", [2, 3], np.array([3, 4, 2], dtype=np.int8), "int64", feature_level="2.1").steps))',
@@ -164,6 +178,7 @@ def render() -> str:
     for code in PLAN_EXAMPLES:
         out += [f">>> {code}", run_example(code)]
     out += ["```", ""]
+    out += ["## Notes on the sources", ""] + [f"* {n}" for n in NOTES] + [""]
     return "\n".join(out)
 
 

@@ -171,3 +171,21 @@ def test_symbolic_dims_do_not_hide_a_definite_verdict():
     reports = {r.name: r for r in dmltile.check_model(model, "4.1")}
     assert reports["strings"].status == "unsupported" and "string" in reports["strings"].reason
     assert reports["zero"].status == "empty" and reports["zero"].output_shape == ["N*3", 0]
+
+
+def test_malformed_nodes_are_invalid_not_crashes():
+    vi = helper.make_tensor_value_info
+    model = _model([helper.make_node("Tile", ["x"], ["y"], name="one_input"),
+                    helper.make_node("Tile", ["x", "r", "r"], ["z"], name="three_inputs"),
+                    helper.make_node("Tile", ["x", "r32"], ["w"], name="int32_repeats"),
+                    helper.make_node("Tile", ["x", "r"], ["v"], name="custom", domain="com.example")],
+                   [vi("x", TensorProto.FLOAT, [2, 3])],
+                   [vi(n, TensorProto.FLOAT, None) for n in "yzwv"],
+                   [_i64("r", [2, 2]), numpy_helper.from_array(np.array([2, 2], np.int32), "r32")])
+    model.opset_import.append(helper.make_opsetid("com.example", 1))
+    reports = {r.name: r for r in dmltile.check_model(model, "4.1")}
+    assert set(reports) == {"one_input", "three_inputs", "int32_repeats"}   # other domains' Tile is not ONNX Tile
+    assert all(r.status == "invalid" for r in reports.values())
+    assert "has 2 inputs" in reports["one_input"].reason and "tensor(int32)" in reports["int32_repeats"].reason
+    del model.opset_import[:]
+    assert all("no ai.onnx opset" in r.reason for r in dmltile.check_model(model, "4.1"))
