@@ -74,7 +74,7 @@ class FrameworkTile:
     framework: str                 # "onnx", "openvino" or "numpy"
     operator: str                  # "ONNX Tile-13", "OpenVINO Tile-1", "numpy.tile"
     input_shape: tuple[int, ...]   # the data's shape as the framework receives it
-    repeats: tuple[int, ...]       # the repeats as given (ONNX Tile-1: None; see steps)
+    repeats: tuple[int, ...]       # the repeats as given (ONNX Tile-1: what its tiles and axis mean)
     dtype: str                     # NumPy-terms name
     shape: tuple[int, ...]         # input shape after the framework's rank promotion
     effective_repeats: tuple[int, ...]  # one non-negative repeat per axis of ``shape``
@@ -122,9 +122,9 @@ def repeats_array(operator: str, repeats: Any, list_dtype: str = "int64") -> np.
 
 def check_int64_dims(operator: str, shape: Sequence[int], repeats: Sequence[int]) -> None:
     """Reject an output dimension past int64 (ONNX and OpenVINO dimensions are int64)."""
-    for i, (s, r) in enumerate(zip(shape, repeats)):
-        if s * r > INT64_MAX:
-            raise FrameworkError(f"{operator}: output dimension {i} = {s} * {r} = {s * r} overflows int64 "
+    for i, (s, r, out) in enumerate(zip(shape, repeats, tile_output_sizes(shape, repeats))):
+        if out > INT64_MAX:
+            raise FrameworkError(f"{operator}: output dimension {i} = {s} * {r} = {out} overflows int64 "
                                  f"(at most {INT64_MAX}); dimensions are int64")
 
 

@@ -17,6 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import FrameworkError
+from ..shape import tile_output_sizes
 from .framework import FrameworkTile, check_shape, element_count, itemsize, promote_ranks
 
 OP = "numpy.tile"
@@ -52,7 +53,7 @@ def numpy_tile(input_shape: Any, reps: Any, dtype: str) -> FrameworkTile:
             raise FrameworkError(f"{OP}: reps {list(given)} holds {r} for axis {i} of size {s}: negative dimensions "
                                  "are not allowed")
     effective = tuple(max(r, 0) for r in promoted_reps)
-    out = [s * r for s, r in zip(promoted_shape, effective)]
+    out = list(tile_output_sizes(promoted_shape, effective))
     size = itemsize(dtype) or 1
     if element_count(out) * size > INTP_MAX:
         raise FrameworkError(f"{OP}: an output of shape {out} ({dtype}) is {element_count(out) * size} bytes; "

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import FrameworkError
-from .framework import FrameworkTile, check_int64_dims, check_shape, element_count, promote_ranks, repeats_array
+from ..shape import tile_output_sizes
+from .framework import INT64_MAX, FrameworkTile, check_int64_dims, check_shape, element_count, promote_ranks, repeats_array
 
 OP = "OpenVINO Tile-1"
 # OpenVINO element types that NumPy-terms names can spell (OpenVINO has no complex types).
@@ -38,6 +39,9 @@ def openvino_tile(input_shape: Any, repeats: Any, dtype: str) -> FrameworkTile:
     if reps.ndim != 1:
         raise FrameworkError(f"{OP}: repeats has shape {list(reps.shape)}; Tile repeats must be of rank 1")
     given = tuple(int(r) for r in reps)
+    for i, r in enumerate(given):
+        if r > INT64_MAX:  # uint64 repeats: OpenVINO reads them as int64, range-checked
+            raise FrameworkError(f"{OP}: repeats[{i}] is {r}, past int64 ({INT64_MAX}), the type OpenVINO reads repeats as")
     steps = []
     clamped = tuple(max(r, 0) for r in given)
     if clamped != given:
@@ -45,7 +49,7 @@ def openvino_tile(input_shape: Any, repeats: Any, dtype: str) -> FrameworkTile:
     promoted_shape, promoted_reps, promotion = promote_ranks(OP, shape, clamped)
     steps += promotion
     check_int64_dims(OP, promoted_shape, promoted_reps)
-    out_count = element_count(s * r for s, r in zip(promoted_shape, promoted_reps))
+    out_count = element_count(tile_output_sizes(promoted_shape, promoted_reps))
     if out_count > SIZE_T_MAX:
         raise FrameworkError(f"{OP}: the output would hold {out_count} elements; Tile output shape is too large "
                              f"and overflows size_t element count ({SIZE_T_MAX})")

@@ -184,7 +184,7 @@ def _report_node(node, scope: _Scope, opset: int | None, name: str, level) -> Ti
         rep.repeats = consts[node.input[1]][0].tolist()
     rep.repeats_source = "; ".join(c[1] if c is not None else _runtime_source(scope, n) for n, c in consts.items())
     if runtime and version != 1:
-        r_shape, r_type = _shape_and_type(scope, node.input[1])
+        _, r_type = _shape_and_type(scope, node.input[1])
         if r_type is not None and r_type != "int64":
             rep.reason = f"ONNX Tile-{version}: repeats has type tensor({r_type}); T1 allows tensor(int64) only"
             return rep
