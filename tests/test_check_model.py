@@ -189,3 +189,16 @@ def test_malformed_nodes_are_invalid_not_crashes():
     assert "has 2 inputs" in reports["one_input"].reason and "tensor(int32)" in reports["int32_repeats"].reason
     del model.opset_import[:]
     assert all("no ai.onnx opset" in r.reason for r in dmltile.check_model(model, "4.1"))
+
+
+def test_external_data_is_read_only_for_repeats(tmp_path):
+    """Repeats stored as external data (next to the model) are read from there."""
+    vi = helper.make_tensor_value_info
+    model = _model([helper.make_node("Tile", ["x", "r"], ["y"], name="t"), helper.make_node("Add", ["x", "w"], ["z"])],
+                   [vi("x", TensorProto.FLOAT, [64, 64])],
+                   [vi("y", TensorProto.FLOAT, None), vi("z", TensorProto.FLOAT, None)],
+                   [numpy_helper.from_array(np.zeros((64, 64), np.float32), "w"), _i64("r", [2, 3])])
+    onnx.save(model, tmp_path / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+              location="weights.bin", size_threshold=0)
+    [r] = dmltile.check_model(tmp_path / "m.onnx", "4.1")
+    assert (r.status, r.repeats, r.output_shape) == ("dispatch", [2, 3], [128, 192])

@@ -49,7 +49,8 @@ def check_cmd(
     console.print(f"{model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}: {summary} (of {len(reports)} Tile nodes)",
                   highlight=False)
     for r in reports:
-        repeats = _show(r.repeats) if r.repeats is not None else "runtime repeats"
+        repeats = _show(r.repeats) if r.repeats is not None else ("runtime repeats" if "run time" in r.repeats_source or
+                                                                  "graph input" in r.repeats_source else "?")
         since = f"  (dispatches from {r.min_feature_level.dotted})" if r.min_feature_level else ""
         console.print(f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
                       f"x {repeats} -> {_show(r.output_shape)}{since}", highlight=False, soft_wrap=True)
