@@ -165,3 +165,15 @@ def test_fitting_by_merges_happens_often_enough_to_matter():
     assert plan.descriptor.repeats == (3, 2, 1, 1)
     x = random_array([1, 2, 3, 1, 4, 5], "float32", np.random.default_rng(0))
     assert same_bits(plan.run(x), np.tile(x, [3, 1, 1, 2, 1, 1]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bool", "int64", "complex128", "bfloat16"])
+def test_plans_run_on_the_onnxruntime_backend_too(dtype):
+    import dmltile.compiled
+
+    if "onnxruntime" not in getattr(dmltile.compiled, "BACKENDS", ()):
+        pytest.skip("this build of dmltile.compile() has no onnxruntime backend")
+    pytest.importorskip("onnxruntime")
+    plan = dmltile.lower("onnx", [2, 3], [2, 2], dtype, feature_level="2.1")
+    x = random_array([2, 3], dtype, np.random.default_rng(5))
+    assert same_bits(plan.run(x, backend="onnxruntime"), np.tile(x, [2, 2]))
