@@ -146,10 +146,12 @@ def test_cli_json(model_path):
     assert set(doc["nodes"][0]) >= {"name", "output_shape", "status", "reason", "descriptor", "min_feature_level"}
 
 
-@pytest.mark.parametrize("content", [None, b"not a model", b""], ids=["missing", "garbage", "empty-file"])
+@pytest.mark.parametrize("content", [None, b"not a model", b"", "dir"], ids=["missing", "garbage", "empty-file", "directory"])
 def test_cli_unreadable_model_exits_2_without_traceback(tmp_path, content):
     path = tmp_path / "m.onnx"
-    if content is not None:
+    if content == "dir":
+        path.mkdir()
+    elif content is not None:
         path.write_bytes(content)
     result = CliRunner().invoke(app, ["check", str(path)])
     assert result.exit_code == 2 and "Traceback" not in result.output
