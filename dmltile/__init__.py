@@ -16,3 +16,5 @@ from .compiled import CompiledTile, compile, execute
 from .compare import BackendComparison, compare_backends
 from .executors.limits import OutputTooLargeError
 from .executors.ort import backend_info
+from .lowering import LoweringPlan, lower
+from .lowering.model import TileNodeReport, check_model
