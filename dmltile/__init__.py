@@ -13,3 +13,4 @@ from .report import Issue, ValidationReport
 from .rules import RULES
 from .validation import accepted_levels, check, min_feature_level, parse_feature_level, validate
 from .compiled import CompiledTile, compile, execute
+from .dxdispatch import DxDispatchModel, from_dxdispatch, to_dxdispatch

@@ -82,7 +82,10 @@ def _parse_json(data: str | bytes) -> Any:
     except UnicodeDecodeError as e:
         return NotJson(f"not UTF-8 text ({e.reason} at byte {e.start})")
     except ValueError as e:
-        return NotJson(str(e))
+        from .dxdispatch import parse_jsonc_model  # DxDispatch models may carry comments
+
+        model = parse_jsonc_model(data)
+        return model if model is not None else NotJson(str(e))
 
 
 def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
@@ -90,6 +93,9 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
     data = read_source(source)
     if isinstance(data, OperatorDesc):
         return data, []
+    data, dx_issues = _from_dxdispatch(data)
+    if dx_issues:
+        return None, dx_issues
     if isinstance(data, NotJson):
         return None, [Issue(code="DML001", path="", message=f"the document is not JSON: {data.reason}",
                             hint="write one JSON object, as `dmltile new` prints")]
@@ -102,6 +108,13 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
         return None, issues_from_pydantic(e.errors())
     except RecursionError:
         return None, [Issue(code="DML001", path="", message="the document is nested too deeply to read")]
+
+
+def _from_dxdispatch(data: Any) -> tuple[Any, list[Issue]]:
+    """A DxDispatch model or dispatchable becomes the canonical document of its one Tile dispatchable."""
+    from . import dxdispatch
+
+    return dxdispatch.single_tile_document(data) if dxdispatch.looks_like_dxdispatch(data) else (data, [])
 
 
 def load(source: Source) -> OperatorDesc:
