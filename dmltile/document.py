@@ -51,7 +51,7 @@ def read_source(source: Source) -> Any:
         return source
     if isinstance(source, bytes):
         return _parse_json(source)
-    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+    if isinstance(source, str) and (source.lstrip()[:1] in ("{", "[") or _commented_text(source)):
         return _parse_json(source)
     path = Path(source)
     try:
@@ -65,6 +65,11 @@ def read_source(source: Source) -> Any:
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
     return _parse_json(data)
+
+
+def _commented_text(source: str) -> bool:
+    """JSON text that opens with a comment (as DxDispatch models may), not a path."""
+    return source.lstrip()[:2] in ("//", "/*") and "{" in source
 
 
 class NotJson:
