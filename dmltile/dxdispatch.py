@@ -174,13 +174,14 @@ def dxdispatch_desc(desc: OperatorDesc) -> dict:
 
 
 def to_dxdispatch(source: Any, input: Any = None, seed: int | None = None, print_output: bool = True,
-                  write_file: str | None = None) -> dict:
+                  write_file: str | None = None, verbose_print: bool = False) -> dict:
     """A complete DxDispatch model (a dict) that runs the descriptor exactly as written.
 
     Resources ``input`` (the whole input buffer, see ``input_buffer``) and ``output``
     (``TotalTensorSizeInBytes`` long, zeros for every element the output desc addresses, so that
     ``print`` shows them all); dispatchable ``tile``; a dispatch binding ``InputTensor`` and
-    ``OutputTensor``; then ``print`` of the output and/or ``writeFile`` to ``write_file``
+    ``OutputTensor``; then ``print`` of the output (``verbose_print``: with each element's bits)
+    and/or ``writeFile`` to ``write_file``
     (``.npy``, ``.dat`` or ``.bin``; resolved by DxDispatch against its output path).
     """
     from .document import load
@@ -196,7 +197,7 @@ def to_dxdispatch(source: Any, input: Any = None, seed: int | None = None, print
     commands: list[dict] = [{"type": "dispatch", "dispatchable": DISPATCHABLE,
                              "bindings": {"InputTensor": INPUT_RESOURCE, "OutputTensor": OUTPUT_RESOURCE}}]
     if print_output:
-        commands.append({"type": "print", "resource": OUTPUT_RESOURCE})
+        commands.append({"type": "print", "resource": OUTPUT_RESOURCE, **({"verbose": True} if verbose_print else {})})
     if write_file:
         commands.append({"type": "writeFile", "resource": OUTPUT_RESOURCE, "targetPath": str(write_file)})
     return {

@@ -78,6 +78,11 @@ def test_write_file_command_uses_dxdispatch_spelling():
     assert model["commands"][1:] == [{"type": "writeFile", "resource": "output", "targetPath": "out.npy"}]
 
 
+def test_verbose_print_option():
+    model = dmltile.tile_desc([2], [3]).to_dxdispatch(verbose_print=True)
+    assert model["commands"][1] == {"type": "print", "resource": "output", "verbose": True}
+
+
 def test_dumps_is_json_with_the_same_content():
     model = dmltile.tile_desc([1, 2, 3], [2, 1, 2], dtype="INT64").to_dxdispatch(seed=5)
     assert json.loads(dx.dumps(model)) == model

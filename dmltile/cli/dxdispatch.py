@@ -67,6 +67,7 @@ def export_cmd(
     expect: bool = typer.Option(False, "--expect", help="Also write <model>.expected.npy: the NumPy backend's result."),
     write_file: Optional[str] = typer.Option(None, "--write-file", help="Add a writeFile command for the output (.npy/.dat/.bin)."),
     print_output: bool = typer.Option(True, "--print/--no-print", help="Add a print command for the output."),
+    verbose_print: bool = typer.Option(False, "--verbose-print", help="Print each element's bits too (exact comparison)."),
 ) -> None:
     """Write a DxDispatch model that runs the descriptor exactly as written on DirectML.
 
@@ -95,7 +96,8 @@ def export_cmd(
         write_file = output.stem + ".output.npy"  # 8-bit values print as characters; see dxdispatch_print
     try:
         model = dx.to_dxdispatch(desc, input=_read_input(input) if input else None, seed=seed,
-                                 print_output=print_output, write_file=write_file)
+                                 print_output=print_output, write_file=write_file,
+                                 verbose_print=verbose_print)
     except DmlTileError as e:
         raise fail(str(e))
     text = dx.dumps(model)
