@@ -40,7 +40,6 @@ def test_round_trip_through_a_model_file_is_identity(path, tmp_path):
     back = dmltile.from_dxdispatch(model_file)
     assert list(back) == ["tile"] and not back.invalid and not back.not_covered
     assert back["tile"] == desc
-    assert back["tile"].to_dict() == json.loads(path.read_text()) or back["tile"].to_dict() == desc.to_dict()
     assert dmltile.load(model_file) == desc  # the load() hook
 
 
@@ -161,27 +160,26 @@ def dxdispatch_reads(value, dtype):
     return np.float16(f) if dtype == np.float16 else f
 
 
-def _text_round_trip(values, dtype):
+def assert_round_trip(bits, dtype):
+    """Non-NaN values with these bit patterns come back from JSON text with the same bits."""
+    uint = f"u{np.dtype(dtype).itemsize}"
+    values = np.array(bits, uint).view(dtype)
+    values = values[~np.isnan(values)]
     text = json.dumps(dx.json_values(values))
-    return np.array([dxdispatch_reads(v, dtype) for v in json.loads(text)], dtype=dtype)
+    back = np.array([dxdispatch_reads(v, dtype) for v in json.loads(text)], dtype=dtype)
+    assert np.array_equal(back.view(uint), values.view(uint))
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 2**16 - 1), min_size=1, max_size=50))
 def test_float16_values_round_trip_exactly(bits):
-    values = np.array(bits, np.uint16).view(np.float16)
-    values = values[~np.isnan(values)]
-    back = _text_round_trip(values, np.float16)
-    assert np.array_equal(back.view(np.uint16), values.view(np.uint16))
+    assert_round_trip(bits, np.float16)
 
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=50))
 def test_float32_values_round_trip_exactly(bits):
-    values = np.array(bits, np.uint32).view(np.float32)
-    values = values[~np.isnan(values)]
-    back = _text_round_trip(values, np.float32)
-    assert np.array_equal(back.view(np.uint32), values.view(np.uint32))
+    assert_round_trip(bits, np.float32)
 
 
 def test_special_floats_are_written_as_dxdispatch_strings():

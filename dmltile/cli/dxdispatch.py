@@ -9,6 +9,7 @@ from typing import Optional
 
 import numpy as np
 import typer
+from rich.markup import escape
 
 from .. import dxdispatch as dx
 from ..document import InputError, load
@@ -146,5 +147,5 @@ def compare_cmd(
     else:
         colour = "green" if result.identical else "red"
         verdict = result.message if result.identical else "DIFFERENT: " + result.message
-        console.print(f"[{colour}]{verdict}[/]", highlight=False)
+        console.print(f"[{colour}]{escape(verdict)}[/]", highlight=False)
     raise typer.Exit(EXIT_OK if result.identical else EXIT_INVALID)
