@@ -87,7 +87,7 @@ def _parse_json(data: str | bytes) -> Any:
     except UnicodeDecodeError as e:
         return NotJson(f"not UTF-8 text ({e.reason} at byte {e.start})")
     except ValueError as e:
-        from .dxdispatch import parse_jsonc_model  # DxDispatch models may carry comments
+        from .dxdispatch_import import parse_jsonc_model  # DxDispatch models may carry comments
 
         model = parse_jsonc_model(data)
         return model if model is not None else NotJson(str(e))
@@ -117,7 +117,7 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
 
 def _from_dxdispatch(data: Any) -> tuple[Any, list[Issue]]:
     """A DxDispatch model or dispatchable becomes the canonical document of its one Tile dispatchable."""
-    from . import dxdispatch
+    from . import dxdispatch_import as dxdispatch
 
     return dxdispatch.single_tile_document(data) if dxdispatch.looks_like_dxdispatch(data) else (data, [])
 

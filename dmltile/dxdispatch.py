@@ -29,26 +29,46 @@ Conventions of the exported model: resource ``input`` holds every element of the
 resource ``output`` is ``TotalTensorSizeInBytes`` long and initialised with as many zeros as the
 output desc addresses (so ``print`` shows exactly those), dispatchable ``tile`` holds the whole
 descriptor, then one dispatch and one print (and optionally a ``writeFile``).
+
+The reading side lives in ``dxdispatch_import`` (re-exported here), running a model's Tile
+dispatches on NumPy in ``dxdispatch_run``, reading DxDispatch's printed output in ``dxdispatch_print``.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from .enums import DataType, OperatorType
-from .errors import DescriptorError, DmlTileError
+from .dxdispatch_import import (  # the import side, re-exported here
+    DISPATCHABLE,
+    DxDispatchModel,
+    canonical_document,
+    from_dxdispatch,
+    looks_like_dxdispatch,
+    parse_jsonc_model,
+    read_model,
+    single_tile_document,
+    strip_jsonc,
+)
+from .dxdispatch_run import expected_outputs, resource_buffer, resource_values
+from .enums import OperatorType
+from .errors import DmlTileError
 from .operator import OperatorDesc
-from .report import Issue
 from .tensor import BufferTensorDesc
 
-INPUT_RESOURCE, OUTPUT_RESOURCE, DISPATCHABLE = "input", "output", "tile"
+__all__ = [
+    "DISPATCHABLE", "INPUT_RESOURCE", "OUTPUT_RESOURCE", "DxDispatchModel", "addressed_element_count",
+    "buffer_element_count", "canonical_document", "default_values", "dumps", "dxdispatch_desc",
+    "expected_outputs", "from_dxdispatch", "input_buffer", "json_number", "json_values", "looks_like_dxdispatch",
+    "parse_jsonc_model", "read_model", "resource_buffer", "resource_values", "single_tile_document",
+    "strip_jsonc", "to_dxdispatch",
+]
+
+INPUT_RESOURCE, OUTPUT_RESOURCE = "input", "output"
 MAX_INLINE_VALUES = 1 << 22  # a JSON array of more numbers than this is no longer a usable model file
-DXDISPATCH_KEYS = ("dmlCompileType", "executionFlags", "bindings")  # dispatchable keys beside the desc
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,321 +251,3 @@ def dumps(model: Any, indent: int = 4) -> str:
         return json.dumps(value)
 
     return render(model, 0) + "\n"
-
-
-# --------------------------------------------------------------------------------------------
-# Reading resources back (what DxDispatch would upload) and running the model on NumPy
-# --------------------------------------------------------------------------------------------
-
-
-def _float_value(v: Any, dt: np.dtype) -> Any:
-    if isinstance(v, str) and v.lower() in ("nan", "inf", "-inf"):
-        return dt.type(float(v.lower()))
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise DmlTileError(f"initial value {v!r} is not a number or 'nan', 'inf', '-inf'")
-    return dt.type(np.float32(v)) if dt.itemsize == 2 else dt.type(v)  # FLOAT16 is parsed via float
-
-
-def resource_values(resource: Mapping) -> np.ndarray:
-    """The initial elements of a DxDispatch buffer resource (array, constant or sequence initializer)."""
-    try:
-        dt = DataType.parse(resource.get("initialValuesDataType")).numpy_dtype
-    except ValueError:
-        dt = None
-    if dt is None:
-        raise DmlTileError(f"initialValuesDataType {resource.get('initialValuesDataType')!r} is not supported here")
-    init = resource.get("initialValues")
-    if isinstance(init, list):
-        if dt.kind == "f":
-            return np.array([_float_value(v, dt) for v in init], dtype=dt)
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in init):
-            raise DmlTileError("initialValues of an integer type must be JSON integers")
-        return np.array(init, dtype=dt)
-    if isinstance(init, dict) and "valueCount" in init:
-        count = int(init["valueCount"])
-        if count > MAX_INLINE_VALUES * 16:
-            raise DmlTileError(f"valueCount {count} is too large to simulate")
-        conv = (lambda v: _float_value(v, dt)) if dt.kind == "f" else dt.type
-        if "value" in init:
-            return np.full(count, conv(init["value"]), dtype=dt)
-        if "valueStart" in init:
-            steps = np.full(count, conv(init.get("valueDelta", 0)), dtype=dt)
-            if count:
-                steps[0] = conv(init["valueStart"])
-            with np.errstate(over="ignore"):
-                return np.add.accumulate(steps, dtype=dt)
-    raise DmlTileError(f"initialValues {str(init)[:60]} is not an array, constant or sequence initializer")
-
-
-def resource_buffer(resource: Mapping) -> np.ndarray:
-    """The resource's whole buffer as bytes: its initial values, then zeros up to ``sizeInBytes``."""
-    raw = resource_values(resource).view(np.uint8)
-    size = int(resource.get("sizeInBytes", (raw.size + 3) & ~3))
-    offset = int(resource.get("initialValuesOffsetInBytes", 0))
-    if raw.size + offset > size:
-        raise DmlTileError(f"sizeInBytes {size} is too small for {raw.size} bytes of initial values at offset {offset}")
-    buf = np.zeros(size, dtype=np.uint8)
-    buf[offset:offset + raw.size] = raw
-    return buf
-
-
-def printed_values(resource: Mapping, buf: np.ndarray) -> np.ndarray:
-    """The elements DxDispatch's ``print`` shows for a resource holding ``buf``: as many as the
-    initial values, in the initial-value data type."""
-    dt = resource_values(resource).dtype
-    count = resource_values(resource).size
-    return buf[: count * dt.itemsize].view(dt).copy()
-
-
-def expected_outputs(model: Any) -> dict[str, np.ndarray]:
-    """Run a DxDispatch model's Tile dispatches on the NumPy backend and return, for each resource
-    a ``print`` or ``writeFile`` command names, the elements ``print`` would show.
-
-    Follows the model: resources initialised as DxDispatch initialises them, commands in order,
-    buffers persisting between dispatches. Bindings by name (with ``elementOffset``) only.
-    """
-    from .compiled import compile as compile_tile
-
-    model = read_model(model)
-    resources = model.get("resources", {})
-    buffers = {name: resource_buffer(res) for name, res in resources.items()}
-    imported = from_dxdispatch(model)
-    shown: dict[str, np.ndarray] = {}
-    for i, cmd in enumerate(model.get("commands", [])):
-        kind = str(cmd.get("type", "")).lower()
-        if kind == "dispatch":
-            name = cmd.get("dispatchable")
-            if name not in imported:
-                raise DmlTileError(f"command {i} dispatches {name!r}, which is not a readable Tile dispatchable")
-            op = compile_tile(imported[name])
-            views = [_bound(buffers, resources, cmd.get("bindings", {}), point, elem)
-                     for point, elem in (("InputTensor", op.desc.input.data_type.element_size),
-                                         ("OutputTensor", op.desc.output.data_type.element_size))]
-            op.run_buffers(views[0], views[1])
-        elif kind in ("print", "writefile"):
-            name = cmd.get("resource")
-            if name not in buffers:
-                raise DmlTileError(f"command {i} names resource {name!r}, which the model does not define")
-            shown[name] = printed_values(resources[name], buffers[name])
-    return shown
-
-
-def _bound(buffers: dict, resources: Mapping, bindings: Mapping, point: str, element_size: int) -> np.ndarray:
-    source = bindings.get(point)
-    if isinstance(source, list) and len(source) == 1:
-        source = source[0]
-    name, offset = (source, 0) if isinstance(source, str) else (
-        (source.get("name"), int(source.get("elementOffset", 0))) if isinstance(source, dict) else (None, 0))
-    if name not in buffers:
-        raise DmlTileError(f"binding {point} names resource {source!r}, which the model does not define")
-    return buffers[name][offset * element_size:]
-
-
-# --------------------------------------------------------------------------------------------
-# Import
-# --------------------------------------------------------------------------------------------
-
-_JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
-
-
-def strip_jsonc(text: str) -> str:
-    """Remove ``//`` and ``/* */`` comments and trailing commas outside strings (DxDispatch's
-    parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag)."""
-
-    def keep(m: re.Match) -> str:
-        token = m.group(0)
-        return token if token.startswith('"') else ("\n" * token.count("\n") if token.startswith("/") else "")
-
-    # Repeat the comma removal: a comment between a comma and the bracket hides it on the first pass.
-    return _JSONC_TOKEN.sub(keep, _JSONC_TOKEN.sub(keep, text))
-
-
-def is_model(data: Any) -> bool:
-    """A DxDispatch model: an object with ``dispatchables`` (and usually resources and commands)."""
-    return isinstance(data, dict) and "dispatchables" in data and not ({"Type", "Desc", "InputTensor"} & data.keys())
-
-
-def is_dispatchable(data: Any) -> bool:
-    """A DxDispatch-style dispatchable: lowercase ``type``/``desc`` keys, not our ``Type``/``Desc``."""
-    return isinstance(data, dict) and bool({"type", "desc"} & data.keys()) and not ({"Type", "Desc"} & data.keys())
-
-
-def looks_like_dxdispatch(data: Any) -> bool:
-    """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document."""
-    return is_model(data) or is_dispatchable(data)
-
-
-def read_model(source: Any) -> dict:
-    """A DxDispatch model (or one dispatchable) from a dict, JSON text or a path; comments and
-    trailing commas are accepted as DxDispatch accepts them. A lone dispatchable is wrapped as
-    a model with that one dispatchable, named ``tile``."""
-    from .document import NotJson, read_source
-
-    data = read_source(source)
-    if isinstance(data, NotJson):
-        raise DescriptorError([Issue(code="DML001", path="", message=f"the model is not JSON: {data.reason}")],
-                              context="cannot read the DxDispatch model")
-    if is_dispatchable(data):
-        return {"dispatchables": {DISPATCHABLE: data}}
-    if not is_model(data) or not isinstance(data["dispatchables"], dict):
-        raise DescriptorError([Issue(code="DML001", path="dispatchables",
-                                     message="not a DxDispatch model: expected an object with a \"dispatchables\" object",
-                                     hint='write {"resources": {...}, "dispatchables": {"tile": {"type": '
-                                          '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}')],
-                              context="cannot read the DxDispatch model")
-    return data
-
-
-def parse_jsonc_model(text: str | bytes) -> Any:
-    """JSON with comments/trailing commas, parsed only if it then is a DxDispatch model; else None."""
-    try:
-        data = json.loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
-    except (ValueError, RecursionError):
-        return None
-    return data if looks_like_dxdispatch(data) else None
-
-
-def _operator_name(raw: Mapping) -> Any:
-    return raw.get("type", raw.get("Type"))
-
-
-def _canonical_tensor(tensor: Any) -> Any:
-    if not isinstance(tensor, dict):
-        return tensor
-    tensor = dict(tensor)
-    buffer = dict(tensor["Desc"]) if isinstance(tensor.get("Desc"), dict) else {k: v for k, v in tensor.items() if k != "Type"}
-    if buffer.get("TotalTensorSizeInBytes") == 0:  # DxDispatch: 0 means "compute it"
-        del buffer["TotalTensorSizeInBytes"]
-    if buffer.get("Strides") == []:  # DxDispatch: an empty array means packed
-        buffer["Strides"] = None
-    if buffer.get("Flags") == []:
-        buffer["Flags"] = "DML_TENSOR_FLAG_NONE"
-    out = {"Desc": buffer}
-    if "Type" in tensor:
-        out["Type"] = tensor["Type"]
-    return out
-
-
-def canonical_document(dispatchable: Mapping) -> dict:
-    """A DxDispatch Tile dispatchable as dmltile's canonical document (a dict, not yet validated):
-    ``type``/``desc`` become ``Type``/``Desc``, inline fields move into ``Desc``, and DxDispatch's
-    defaults apply (``Strides: []`` = null, ``TotalTensorSizeInBytes: 0`` = computed, flag lists)."""
-    raw = dict(dispatchable)
-    if "desc" in raw or "Desc" in raw:
-        desc = raw.get("desc", raw.get("Desc"))
-    else:
-        desc = {k: v for k, v in raw.items() if k not in ("type", "Type", *DXDISPATCH_KEYS)}
-    if isinstance(desc, dict):
-        desc = dict(desc)
-        for name in ("InputTensor", "OutputTensor"):
-            if name in desc:
-                desc[name] = _canonical_tensor(desc[name])
-    return {"Type": _operator_name(raw), "Desc": desc}
-
-
-def _is_tile(dispatchable: Any) -> bool:
-    try:
-        return OperatorType.parse(_operator_name(dispatchable)) == OperatorType.TILE
-    except ValueError:
-        return False
-
-
-class DxDispatchModel(dict):
-    """``{dispatchable name: OperatorDesc}`` for the Tile dispatchables that parse, plus every
-    dispatchable that is not there and why: ``invalid`` (Tile, with the structural issues that
-    stop it) and ``not_covered`` (other operators, HLSL, ONNX: name -> type)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.invalid: dict[str, list[Issue]] = {}
-        self.not_covered: dict[str, str] = {}
-        self.warnings: dict[str, list[Issue]] = {}  # what DxDispatch would reject but dmltile defaults
-        self.order: list[str] = []
-
-    def __repr__(self) -> str:
-        return (f"DxDispatchModel(tile={list(self)}, invalid={list(self.invalid)}, "
-                f"not_covered={self.not_covered})")
-
-    @property
-    def tile_names(self) -> list[str]:
-        """Every Tile dispatchable, parsed or not, in model order."""
-        return [n for n in self.order if n in self or n in self.invalid]
-
-    def reports(self, feature_level: Any = "6.4") -> dict[str, Any]:
-        """name -> ValidationReport for every Tile dispatchable (invalid ones carry their issues)."""
-        from .report import ValidationReport
-        from .validation import parse_feature_level, validate
-
-        out = {}
-        for name in self.tile_names:
-            if name in self:
-                report = validate(self[name], feature_level)
-            else:
-                report = ValidationReport(valid=False, feature_level=parse_feature_level(feature_level),
-                                          issues=self.invalid[name])
-            out[name] = report.model_copy(update={"issues": report.issues + self.warnings.get(name, [])})
-        return out
-
-
-def _repeats_count_warning(raw: Mapping) -> list[Issue]:
-    desc = raw.get("desc", raw.get("Desc", raw))
-    if isinstance(desc, dict) and "RepeatsCount" not in desc:
-        return [Issue(code="DML002", path="Desc.RepeatsCount", severity="warning",
-                      message="RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
-                              "(\"Field 'RepeatsCount' is required.\")",
-                      hint="add \"RepeatsCount\" equal to the number of Repeats")]
-    return []
-
-
-def from_dxdispatch(source: Any) -> DxDispatchModel:
-    """Read a DxDispatch model (dict, JSON text or path; or one ``{"type", "desc"}`` dispatchable).
-
-    Returns ``{name: OperatorDesc}`` for its Tile dispatchables; a Tile dispatchable that cannot be
-    parsed is in ``.invalid`` with its issues, any other dispatchable in ``.not_covered``. Nothing
-    is dropped. Bad content never raises; a source that is not a DxDispatch model raises
-    DescriptorError, an unreadable file InputError.
-    """
-    from .document import parse
-
-    model = read_model(source)
-    result = DxDispatchModel()
-    for name, raw in model["dispatchables"].items():
-        result.order.append(name)
-        if not isinstance(raw, dict):
-            result.invalid[name] = [Issue(code="DML001", path="", message=f"dispatchable {name!r} is not a JSON object")]
-            continue
-        if not _is_tile(raw):
-            result.not_covered[name] = str(_operator_name(raw))
-            continue
-        desc, issues = parse(canonical_document(raw))
-        if warnings := _repeats_count_warning(raw):
-            result.warnings[name] = warnings
-        if desc is None:
-            result.invalid[name] = issues
-        else:
-            result[name] = desc
-    return result
-
-
-def single_tile_document(data: Any) -> tuple[Any, list[Issue]]:
-    """For ``document.parse``: the canonical document of the one Tile dispatchable in a DxDispatch
-    model or dispatchable, or issues explaining why there is not exactly one."""
-    try:
-        model = read_model(data)
-    except DescriptorError as e:
-        return None, e.issues
-    dispatchables = model["dispatchables"]
-    tiles = [n for n, d in dispatchables.items() if isinstance(d, dict) and _is_tile(d)]
-    others = {n: str(_operator_name(d)) if isinstance(d, dict) else "?" for n, d in dispatchables.items() if n not in tiles}
-    if len(tiles) == 1:
-        return canonical_document(dispatchables[tiles[0]]), []
-    if not tiles:
-        found = ", ".join(f"{n!r} ({op})" for n, op in others.items()) or "none"
-        return None, [Issue(code="DML207", path="dispatchables",
-                            message=f"the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {found}); "
-                                    "dmltile covers Tile only",
-                            hint='add a dispatchable {"type": "DML_OPERATOR_TILE", "desc": {...}}')]
-    return None, [Issue(code="DML001", path="dispatchables",
-                        message=f"the DxDispatch model has {len(tiles)} Tile dispatchables ({', '.join(map(repr, tiles))}); "
-                                "a single descriptor is needed here",
-                        hint="pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`")]

@@ -221,6 +221,13 @@ def test_validate_names_each_dispatchable(tmp_path):
     assert result.exit_code == 1 and "DML207" in result.output
 
 
+def test_validate_a_model_whose_dispatchables_are_not_an_object(tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps({"resources": {}, "dispatchables": [], "commands": []}))
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2 and "DML001" in result.output  # DML001 is a usage-level error in validate
+
+
 def test_validate_the_shipped_dxdispatch_example():
     result = runner.invoke(app, ["validate", str(EXAMPLES / "dxdispatch" / "tile_doc_example.json"), "--feature-level", "1.0"])
     assert result.exit_code == 0 and "dispatchable 'tile': valid" in words(result.output)

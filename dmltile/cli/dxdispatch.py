@@ -14,7 +14,7 @@ from rich.markup import escape
 from .. import dxdispatch as dx
 from ..document import InputError, load
 from ..dxdispatch_print import UnreadableOutput, compare_dxdispatch
-from ..errors import DmlTileError
+from ..errors import DescriptorError, DmlTileError
 from ..document import read_source
 from ..report import Issue, ValidationReport
 from ..validation import validate
@@ -46,7 +46,10 @@ def dxdispatch_results(path: Path, levels: list) -> tuple[dict, dict] | None:
     data = read_source(path)
     if not dx.looks_like_dxdispatch(data):
         return None
-    model = dx.from_dxdispatch(data)
+    try:
+        model = dx.from_dxdispatch(data)
+    except DescriptorError as e:  # not even a dispatchables object
+        return {str(path): [ValidationReport(valid=False, feature_level=lv, issues=e.issues) for lv in levels]}, {}
     per_level = [model.reports(level) for level in levels]
     results = {f"{path} dispatchable '{name}'": [reports[name] for reports in per_level] for name in model.tile_names}
     not_covered = {f"{path} dispatchable '{name}'": op for name, op in model.not_covered.items()}
