@@ -89,11 +89,11 @@ def _operator_name(raw: Mapping) -> Any:
 
 
 def _canonical_tensor(tensor: Any) -> Any:
-    if not isinstance(tensor, dict):
-        return tensor
-    tensor = dict(tensor)
-    buffer = dict(tensor["Desc"]) if isinstance(tensor.get("Desc"), dict) else {k: v for k, v in tensor.items() if k != "Type"}
-    if buffer.get("TotalTensorSizeInBytes") == 0:  # DxDispatch: 0 means "compute it"
+    if not isinstance(tensor, dict) or ("Desc" in tensor and not isinstance(tensor["Desc"], dict)):
+        return tensor  # left for the model to report as it is
+    buffer = dict(tensor["Desc"]) if "Desc" in tensor else {k: v for k, v in tensor.items() if k != "Type"}
+    size = buffer.get("TotalTensorSizeInBytes")
+    if type(size) is int and size == 0:  # DxDispatch: 0 means "compute it" (false or 0.0 stay errors)
         del buffer["TotalTensorSizeInBytes"]
     if buffer.get("Strides") == []:  # DxDispatch: an empty array means packed
         buffer["Strides"] = None

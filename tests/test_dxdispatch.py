@@ -219,6 +219,13 @@ def test_short_names_and_dxdispatch_defaults():
     assert dmltile.validate(SHORT).valid
 
 
+def test_a_zero_size_that_is_not_the_integer_zero_stays_an_error():
+    bad = json.loads(json.dumps(SHORT))
+    bad["desc"]["InputTensor"]["TotalTensorSizeInBytes"] = False
+    desc, issues = dmltile.parse(bad)
+    assert desc is None and issues[0].code == "DML004" and issues[0].path.endswith("TotalTensorSizeInBytes")
+
+
 def test_fully_written_tensors_flag_lists_and_inline_fields():
     model = {
         "resources": {},
