@@ -35,7 +35,7 @@ from .errors import DmlTileError
 
 MAX_OUTPUT_BYTES = 512 * 1024 * 1024
 _HEADER = re.compile(r"^Resource '(?P<name>[^'\n]*)':(?P<sep> ?)", re.M)
-_VERBOSE_ROW = re.compile(r"\[ *(?P<index>\d+)\] (?P<value>.*?) \(0x *(?P<bits>[0-9A-Fa-f]+)\)\n", re.S)
+_VERBOSE_ROW = re.compile(r"\[ *(?P<index>\d+)\] (?P<value>[^\n]*?|\n) \(0x *(?P<bits>[0-9A-Fa-f]+)\)\n")
 _NAN = re.compile(r"^[-+]?(nan(\(\w*\))?|1\.#(qnan|snan|ind))$", re.I)
 _INF = re.compile(r"^(?P<sign>[-+]?)(inf(inity)?|1\.#inf)$", re.I)
 
@@ -127,9 +127,11 @@ def parse_printed(text: str | bytes, count: int, dtype: Any, resource: str | Non
     name, body = header.group("name"), text[header.end():]
     small = np.dtype(dtype).itemsize == 1
     if header.group("sep") == "" and body.startswith("\n"):  # verbose: one row per element
-        rows = list(_VERBOSE_ROW.finditer(body, 1))
-        rows = [r for k, r in enumerate(rows) if int(r.group("index")) == k and (k == 0 or r.start() == rows[k - 1].end())]
-        if not rows or rows[0].start() != 1:
+        rows, at = [], 1
+        while (row := _VERBOSE_ROW.match(body, at)) and int(row.group("index")) == len(rows):
+            rows.append(row)
+            at = row.end()
+        if not rows:
             raise UnreadableOutput(f"resource {name!r}: no '[index] value (0xBITS)' rows after the verbose header")
         truncated = len(rows) if len(rows) < count and small else None
         return Printed(name, [r.group("value") for r in rows], [int(r.group("bits"), 16) for r in rows], truncated)

@@ -92,6 +92,12 @@ def test_verbose_print_compares_bits():
     assert not result.identical and result.index == 1 and "bit-exact" in result.message
 
 
+def test_verbose_rows_stop_at_a_malformed_row():
+    text = "Resource 'output':\n[0] 1 (0x3F800000)\n[1] nan\n[2] -0 (0x80000000)\n"
+    result = compare_text(text, np.array([1.0, np.nan, -0.0], np.float32))
+    assert not result.identical and "printed 1 values" in result.message
+
+
 def test_verbose_print_with_padded_index_and_bits():
     expected = np.arange(12, dtype=np.int16)
     rows = "".join(f"[{i:2d}] {i} (0x{i:4X})\n" for i in range(12))  # "[ 5] 5 (0x   5)"
@@ -105,6 +111,8 @@ def test_int8_characters():
     assert not compare_text(b"Resource 'output': \x01, \x02, B, \xff\n", expected).identical
     newline = np.array([10, 5], np.uint8)  # value 10 is a newline, CRLF on Windows text-mode stdout
     assert compare_text(b"Resource 'output': \r\n, \x05\r\n", newline).identical
+    verbose = b"Resource 'output':\r\n[0] \r\n (0x A)\r\n[1] \x05 (0x 5)\r\n\r\n"
+    assert compare_text(verbose, newline).identical
 
 
 def test_int8_print_cut_by_a_zero_byte_is_unreadable():
