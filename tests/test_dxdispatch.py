@@ -43,6 +43,38 @@ def test_round_trip_through_a_model_file_is_identity(path, tmp_path):
     assert dmltile.load(model_file) == desc  # the load() hook
 
 
+DTYPES = ["FLOAT32", "FLOAT16", "UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "UINT64", "INT64"]
+
+
+@st.composite
+def descriptors(draw):
+    rank = draw(st.integers(1, 5))
+    sizes = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    repeats = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    strides = draw(st.none() | st.lists(st.integers(0, 30), min_size=rank, max_size=rank))
+    doc = dmltile.tile_desc(sizes, repeats, dtype=draw(st.sampled_from(DTYPES)), strides=strides).to_dict()
+    tensor = doc["Desc"]["InputTensor"]["Desc"]
+    tensor["TotalTensorSizeInBytes"] += 4 * draw(st.integers(0, 3))  # padding past the last element
+    tensor["GuaranteedBaseOffsetAlignment"] = draw(st.sampled_from([0, 8, 16, 256]))
+    return dmltile.load(doc)
+
+
+@settings(max_examples=100, deadline=None)
+@given(descriptors(), st.integers(0, 2**32 - 1))
+def test_round_trip_of_random_descriptors_through_model_text(desc, seed):
+    text = dx.dumps(desc.to_dxdispatch(seed=seed))
+    assert dmltile.from_dxdispatch(text)["tile"] == desc
+    model = json.loads(text)
+    values = model["resources"]["input"]["initialValues"]
+    assert len(values) == desc.input.total_tensor_size_in_bytes // desc.input.data_type.element_size
+    x = np.empty(desc.input.sizes, desc.input.data_type.numpy_dtype)
+    for index in np.ndindex(*x.shape):  # read the input through its Strides, element by element
+        value = values[sum(i * s for i, s in zip(index, desc.input.effective_strides))]
+        x[index] = dxdispatch_reads(value, x.dtype) if x.dtype.kind == "f" else value
+    shown = dx.expected_outputs(model)["output"]
+    assert np.array_equal(shown.view(f"u{x.itemsize}"), np.tile(x, desc.repeats).ravel().view(f"u{x.itemsize}"))
+
+
 @pytest.mark.parametrize("path", PARSEABLE, ids=lambda p: p.name)
 def test_every_parseable_example_round_trips_as_a_dispatchable(path):
     desc = dmltile.load(path)
