@@ -122,9 +122,10 @@ def parse_printed(text: str | bytes, count: int, dtype: Any, resource: str | Non
     """
     if isinstance(text, bytes):
         text = text.decode("latin-1")
-    text = text.replace("\r\n", "\n")  # Windows text-mode stdout
     header = _resource_header(text, resource)
-    name, body = header.group("name"), text[header.end():]
+    name, body, before = header.group("name"), text[header.end():], text[:header.start()]
+    if ("\r\n" in before) if "\n" in before else body.endswith("\r\n"):  # Windows text-mode stdout
+        body = body.replace("\r\n", "\n")
     small = np.dtype(dtype).itemsize == 1
     if header.group("sep") == "" and body.startswith("\n"):  # verbose: one row per element
         rows, at = [], 1

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 import dmltile
@@ -111,6 +113,10 @@ def test_int8_characters():
     assert not compare_text(b"Resource 'output': \x01, \x02, B, \xff\n", expected).identical
     newline = np.array([10, 5], np.uint8)  # value 10 is a newline, CRLF on Windows text-mode stdout
     assert compare_text(b"Resource 'output': \r\n, \x05\r\n", newline).identical
+    carriage_return = np.array([5, 13], np.uint8)  # 13 last, in a capture whose lines end in LF only
+    assert compare_text(RUN_HEADER.encode() + b"Resource 'output': \x05, \r\n", carriage_return).identical
+    crlf_header = RUN_HEADER.replace("\n", "\r\n").encode()
+    assert compare_text(crlf_header + b"Resource 'output': \x05, \r\r\n", carriage_return).identical
     verbose = b"Resource 'output':\r\n[0] \r\n (0x A)\r\n[1] \x05 (0x 5)\r\n\r\n"
     assert compare_text(verbose, newline).identical
 
@@ -239,3 +245,46 @@ def test_validate_a_model_whose_dispatchables_are_not_an_object(tmp_path):
 def test_validate_the_shipped_dxdispatch_example():
     result = runner.invoke(app, ["validate", str(EXAMPLES / "dxdispatch" / "tile_doc_example.json"), "--feature-level", "1.0"])
     assert result.exit_code == 0 and "dispatchable 'tile': valid" in words(result.output)
+
+
+# -- properties ------------------------------------------------------------------------------
+
+
+def cpp_print(values: np.ndarray) -> str:
+    """``std::ostream << v`` with the default format: C's %g (precision 6) for floats; FLOAT16
+    goes through float, which %g shows the same as the double."""
+    if values.dtype.kind == "f":
+        texts = ["nan" if np.isnan(v) else "%g" % float(v) for v in values]
+    else:
+        texts = [str(int(v)) for v in values]
+    return "Resource 'output': " + ", ".join(texts) + "\n"
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(0, 2**16 - 1), min_size=2, max_size=40), st.data())
+def test_every_float16_change_shows_in_the_print(bits, data):
+    expected = np.array(bits, np.uint16).view(np.float16)
+    assert compare_text(cpp_print(expected), expected).identical
+    i = data.draw(st.integers(0, len(bits) - 1))
+    other = data.draw(st.integers(0, 2**16 - 1).filter(lambda b: b != bits[i]))
+    printed = expected.copy()
+    printed.view(np.uint16)[i] = other
+    if np.isnan(printed[i]) and np.isnan(expected[i]):
+        return  # NaN payloads do not print
+    result = compare_text(cpp_print(printed), expected)
+    assert not result.identical and result.index == i
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"]), st.data())
+def test_integer_prints(dtype, data):
+    info = np.iinfo(dtype)
+    values = data.draw(st.lists(st.integers(int(info.min), int(info.max)), min_size=1, max_size=30))
+    expected = np.array(values, dtype)
+    if expected.itemsize == 1:
+        text = RUN_HEADER.encode() + b"Resource 'output': " + b", ".join(bytes([v & 0xFF]) for v in values) + b"\n"
+        if 0 in values:
+            return  # covered by test_int8_print_cut_by_a_zero_byte_is_unreadable
+    else:
+        text = cpp_print(expected)
+    assert compare_text(text, expected).identical
