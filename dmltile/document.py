@@ -45,8 +45,12 @@ def show(value: Any, limit: int = 48) -> str:
 
 
 def read_source(source: Source) -> Any:
-    """Turn text, bytes or a path into JSON data (dicts pass through). Raises InputError for
-    unreadable files and returns a ``_NotJson`` marker for text that is not JSON."""
+    """Turn text, bytes or a path into JSON data (dicts pass through).
+
+    A string starting with ``{`` or ``[`` is JSON text; any other string names a file, unless no
+    such file exists and the string parses as JSON. Raises InputError for unreadable files and
+    returns a ``NotJson`` marker for text that is not JSON.
+    """
     if isinstance(source, (OperatorDesc, dict, list)) or source is None or isinstance(source, (int, float)):
         return source
     if isinstance(source, bytes):
@@ -54,6 +58,10 @@ def read_source(source: Source) -> Any:
     if isinstance(source, str) and (source.lstrip()[:1] in ("{", "[") or _commented_text(source)):
         return _parse_json(source)
     path = Path(source)
+    if isinstance(source, str) and not path.exists():
+        parsed = _parse_json(source)
+        if not isinstance(parsed, NotJson):
+            return parsed  # JSON text such as `null` or `42`: content, reported as DML001
     try:
         if path.is_dir():
             raise InputError(f"{path} is a directory, not a descriptor file")

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional, Sequence
+from typing import Annotated, Any, Sequence
 
-from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, field_validator, model_validator
+from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from .enums import OperatorType
 from .shape import tile_output_sizes
-from .tensor import _INT_SCHEMA, BufferTensorDesc, CModel, TensorDesc, UInt32, _not_null, enum_field
+from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, UInt32, enum_field
 
 
 class TileOperatorDesc(CModel):
@@ -18,13 +18,8 @@ class TileOperatorDesc(CModel):
 
     input_tensor: TensorDesc
     output_tensor: TensorDesc
-    repeats_count: Annotated[Optional[UInt32], _INT_SCHEMA] = Field(default=None, description="defaults to len(Repeats)")
+    repeats_count: OptionalUInt32 = Field(default=None, description="defaults to len(Repeats)")
     repeats: tuple[UInt32, ...]
-
-    @field_validator("repeats_count", mode="before")
-    @classmethod
-    def _given_count_is_not_null(cls, value: Any) -> Any:
-        return _not_null(value)
 
     @model_validator(mode="wrap")
     @classmethod

@@ -321,11 +321,13 @@ def check_level_types(desc: OperatorDesc, level: FeatureLevel):
             if up:
                 hint = f"use DML_FEATURE_LEVEL_{up.dotted.replace('.', '_')} or later, or one of {supported}"
             else:
-                same = [d.name for d in sup.data_types if d.bits == t.data_type.bits]
-                hint = f"no feature level tiles {t.data_type.name}" + (
-                    f"; Tile copies bits, so tile the same bytes as {same[0]}" if same else
-                    f"; Tile copies bits, so view each element as {t.data_type.bits // 32 or 1} UINT32 values (one more innermost dimension)"
-                    if t.data_type.bits >= 32 else "")
+                same = sorted((d.name for d in sup.data_types if d.bits == t.data_type.bits), key=lambda n: not n.startswith("UINT"))
+                hint = f"no feature level tiles {t.data_type.name}; Tile copies bits, so tile the same bytes as another type"
+                if same:
+                    hint += f": {same[0]}"
+                if t.data_type.bits > 32:
+                    hint += (f"{' or' if same else ':'} {t.data_type.bits // 32} UINT32 values per element"
+                             f" (one more innermost dimension of {t.data_type.bits // 32}, repeat 1)")
             yield issue("DML302", f"{p}.DataType",
                         f"{name}.DataType is {t.data_type.name}; Tile at {level.c_name} supports {supported}", hint)
 

@@ -12,12 +12,12 @@ from typing import Annotated, Any, Optional, Sequence
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     PlainSerializer,
     PlainValidator,
     WithJsonSchema,
-    field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_pascal
@@ -75,7 +75,9 @@ def _not_null(value: Any) -> Any:
     return value
 
 
-_INT_SCHEMA = WithJsonSchema({"type": "integer", "minimum": 0})
+# A count or size that may be left out (then computed), but not written as null: C has no null UINT.
+OptionalUInt32 = Annotated[Optional[UInt32], BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})]
+OptionalUInt64 = Annotated[Optional[UInt64], BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})]
 
 
 class BufferTensorDesc(CModel):
@@ -83,20 +85,15 @@ class BufferTensorDesc(CModel):
 
     data_type: enum_field(DataType)
     flags: enum_field(TensorFlags) = TensorFlags.NONE
-    dimension_count: Annotated[Optional[UInt32], _INT_SCHEMA] = Field(
+    dimension_count: OptionalUInt32 = Field(
         default=None, description="defaults to len(Sizes)"
     )
     sizes: tuple[UInt32, ...]
     strides: Optional[tuple[UInt32, ...]] = Field(default=None, description="null means packed")
-    total_tensor_size_in_bytes: Annotated[Optional[UInt64], _INT_SCHEMA] = Field(
+    total_tensor_size_in_bytes: OptionalUInt64 = Field(
         default=None, description="defaults to DMLCalcBufferTensorSize(DataType, Sizes, Strides)"
     )
     guaranteed_base_offset_alignment: UInt32 = 0
-
-    @field_validator("dimension_count", "total_tensor_size_in_bytes", mode="before")
-    @classmethod
-    def _given_counts_are_not_null(cls, value: Any) -> Any:
-        return _not_null(value)
 
     @model_validator(mode="wrap")
     @classmethod

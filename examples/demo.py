@@ -13,7 +13,7 @@ LEVELS = ["1.0", "2.1", "3.1", "4.1"]
 
 def main() -> None:
     """Print a files x feature levels matrix, then the full report for one invalid example."""
-    console = Console()
+    console = Console(width=max(Console().width, 110))
     table = Table(title="Every example at each Tile feature-level row (ok, or the rule codes broken)")
     table.add_column("example", no_wrap=True)
     for level in LEVELS:
