@@ -366,6 +366,14 @@ def test_shipped_dxdispatch_example():
     assert np.array_equal(shown, np.tile(x, (1, 1, 3, 3)).ravel())
 
 
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "dxdispatch").glob("*.json")), ids=lambda p: p.name)
+def test_every_dxdispatch_example_runs(path):
+    model = dmltile.from_dxdispatch(path)
+    assert model and not model.invalid and not model.not_covered
+    assert all(report.valid for report in model.reports().values())
+    assert dx.expected_outputs(path)
+
+
 def test_sequence_initializers_accumulate_in_the_element_type():
     res = {"initialValuesDataType": "UINT8", "initialValues": {"valueCount": 4, "valueStart": 254, "valueDelta": 1}}
     assert dx.resource_values(res).tolist() == [254, 255, 0, 1]  # uint8_t += wraps
