@@ -18,3 +18,4 @@ from .executors.limits import OutputTooLargeError
 from .executors.ort import backend_info
 from .lowering import LoweringPlan, lower
 from .lowering.model import TileNodeReport, check_model
+from .dxdispatch import DxDispatchModel, from_dxdispatch, to_dxdispatch

@@ -55,7 +55,7 @@ def read_source(source: Source) -> Any:
         return source
     if isinstance(source, bytes):
         return _parse_json(source)
-    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+    if isinstance(source, str) and (source.lstrip()[:1] in ("{", "[") or _commented_text(source)):
         return _parse_json(source)
     path = Path(source)
     if isinstance(source, str) and not path.exists():
@@ -75,6 +75,11 @@ def read_source(source: Source) -> Any:
     return _parse_json(data)
 
 
+def _commented_text(source: str) -> bool:
+    """JSON text that opens with a comment (as DxDispatch models may), not a path."""
+    return source.lstrip()[:2] in ("//", "/*") and "{" in source
+
+
 class NotJson:
     """Text that did not parse as JSON, with the parser's reason."""
 
@@ -90,7 +95,10 @@ def _parse_json(data: str | bytes) -> Any:
     except UnicodeDecodeError as e:
         return NotJson(f"not UTF-8 text ({e.reason} at byte {e.start})")
     except ValueError as e:
-        return NotJson(str(e))
+        from .dxdispatch_import import parse_jsonc_model  # DxDispatch models may carry comments
+
+        model = parse_jsonc_model(data)
+        return model if model is not None else NotJson(str(e))
 
 
 def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
@@ -98,6 +106,9 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
     data = read_source(source)
     if isinstance(data, OperatorDesc):
         return data, []
+    data, dx_issues = _from_dxdispatch(data)
+    if dx_issues:
+        return None, dx_issues
     if isinstance(data, NotJson):
         return None, [Issue(code="DML001", path="", message=f"the document is not JSON: {data.reason}",
                             hint="write one JSON object, as `dmltile new` prints")]
@@ -110,6 +121,13 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
         return None, issues_from_pydantic(e.errors())
     except RecursionError:
         return None, [Issue(code="DML001", path="", message="the document is nested too deeply to read")]
+
+
+def _from_dxdispatch(data: Any) -> tuple[Any, list[Issue]]:
+    """A DxDispatch model or dispatchable becomes the canonical document of its one Tile dispatchable."""
+    from . import dxdispatch_import as dxdispatch
+
+    return dxdispatch.single_tile_document(data) if dxdispatch.looks_like_dxdispatch(data) else (data, [])
 
 
 def load(source: Source) -> OperatorDesc:

@@ -91,6 +91,12 @@ class OperatorDesc(CModel):
         """The canonical wrapped document as JSON text."""
         return json.dumps(self.to_dict(), indent=indent)
 
+    def to_dxdispatch(self, input: Any = None, seed: int | None = None, **options: Any) -> dict:
+        """A DxDispatch model (dict) that runs this descriptor; see ``dmltile.dxdispatch.to_dxdispatch``."""
+        from .dxdispatch import to_dxdispatch
+
+        return to_dxdispatch(self, input=input, seed=seed, **options)
+
 
 def tile_desc(
     input_sizes: Sequence[int],

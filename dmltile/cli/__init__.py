@@ -5,3 +5,4 @@ from __future__ import annotations
 from .app import app, main  # noqa: F401
 from . import validate  # noqa: F401,E402  (registers commands on import)
 from . import check  # noqa: F401,E402
+from . import dxdispatch  # noqa: F401,E402  (export --dxdispatch, compare-dxdispatch)

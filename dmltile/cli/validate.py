@@ -13,6 +13,7 @@ from ..document import InputError
 from ..feature_levels import known_levels
 from ..validation import DEFAULT_FEATURE_LEVEL, parse_feature_level, validate as validate_descriptor
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
+from .dxdispatch import dxdispatch_results  # DxDispatch models: one report per Tile dispatchable
 
 
 def expand(paths: List[Path]) -> List[Path]:
@@ -38,9 +39,14 @@ def validate_cmd(
         levels = list(known_levels()) if all_levels else [parse_feature_level(feature_level)]
     except ValueError as e:
         raise fail(str(e))
-    results, unreadable = {}, {}
+    results, unreadable, not_covered = {}, {}, {}
     for path in expand(files):
         try:
+            dx_results = dxdispatch_results(path, levels)
+            if dx_results is not None:
+                results.update(dx_results[0])
+                not_covered.update(dx_results[1])
+                continue
             results[str(path)] = [validate_descriptor(path, lv) for lv in levels]
         except InputError as e:
             unreadable[str(path)] = str(e)
@@ -50,11 +56,14 @@ def validate_cmd(
         status = EXIT_USAGE
     if as_json:
         doc = {"files": [{"file": f, "reports": [r.to_dict() for r in reports]} for f, reports in results.items()],
-               "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()]}
+               "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+               "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()]}
         print(json.dumps(doc, indent=2))
         raise typer.Exit(status)
     for f, e in unreadable.items():
         console.print(f"[red]unreadable[/] {e}", highlight=False)
+    for f, op in not_covered.items():
+        console.print(f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False)
     if all_levels:
         table = Table(title="Tile descriptors by feature level")
         table.add_column("file")
