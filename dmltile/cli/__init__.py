@@ -4,3 +4,5 @@ from __future__ import annotations
 
 from .app import app, main  # noqa: F401
 from . import validate  # noqa: F401,E402  (registers commands on import)
+from . import explain  # noqa: F401,E402
+from . import run  # noqa: F401,E402
