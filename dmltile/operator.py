@@ -11,6 +11,7 @@ from pydantic_core import PydanticCustomError
 from .enums import OperatorType
 from .shape import tile_output_sizes
 from .tensor import _INT_SCHEMA, BufferTensorDesc, CModel, TensorDesc, UInt32, _not_null, enum_field
+from .display import NotebookDisplay
 
 
 class TileOperatorDesc(CModel):
@@ -55,7 +56,7 @@ TileType = Annotated[
 ]
 
 
-class OperatorDesc(CModel):
+class OperatorDesc(NotebookDisplay, CModel):
     """DML_OPERATOR_DESC for Tile: ``{"Type": "DML_OPERATOR_TILE", "Desc": {...}}``.
 
     A bare DML_TILE_OPERATOR_DESC object (no Type/Desc wrapper) is accepted and wrapped.

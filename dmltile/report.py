@@ -8,6 +8,7 @@ from typing import Annotated, Literal, Optional
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
 from .enums import FeatureLevel
+from .display import NotebookDisplay
 
 Severity = Literal["error", "warning"]
 LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.c_name, return_type=str)]
@@ -29,7 +30,7 @@ class Issue(BaseModel):
         return text + (f"\n    fix: {self.hint}" if self.hint else "")
 
 
-class ValidationReport(BaseModel):
+class ValidationReport(NotebookDisplay, BaseModel):
     """The verdict on one descriptor at one feature level."""
 
     valid: bool
