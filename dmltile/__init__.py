@@ -13,3 +13,5 @@ from .report import Issue, ValidationReport
 from .rules import RULES
 from .validation import accepted_levels, check, min_feature_level, parse_feature_level, validate
 from .compiled import CompiledTile, compile, execute
+from .explain import map_index  # dmltile.explain stays the module: from dmltile.explain import explain
+from .doctor import doctor_report

@@ -22,12 +22,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
 
 def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
     """Print one clear line to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console.print("[bold red]error:[/] ", end="")
+    err_console.print(message, highlight=False, markup=False)
     return typer.Exit(status)
 
 

@@ -32,6 +32,11 @@ def int_list(text: str, option: str, low: int = 0, high: int = UINT32_MAX) -> li
 
 def feature_level(value: Any, option: str = "--feature-level") -> FeatureLevel:
     """A feature level from its spelling, or exit 2 naming the known levels."""
+    if isinstance(value, str) and value.strip().lower().startswith("0x"):
+        try:  # the C value as typed on a command line, e.g. 0x3100
+            value = int(value.strip(), 16)
+        except ValueError:
+            pass
     try:
         return parse_feature_level(value)
     except ValueError as e:
