@@ -30,7 +30,7 @@ def _label(r: int, c: int, one_d: bool, width: int) -> str:
     return (str(c) if one_d else f"{r},{c}").center(width)
 
 
-def picture(desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18) -> RenderableType:
+def picture(desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18, max_width: int = 78) -> RenderableType:
     """The input's and the output's last two axes as grids. Each output cell names the input
     element it copies (``row,col`` of the input, one colour per input element); every repeated
     block of the input is outlined. Large outputs show their top-left corner."""
@@ -44,8 +44,10 @@ def picture(desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18) -> Rende
     in_r, in_c = _last_two(ins)
     rep_r, rep_c = _last_two(reps)
     out_r, out_c = in_r * rep_r, in_c * rep_c
-    shown_r, shown_c = min(out_r, max_rows), min(out_c, max_cols)
     width = len(_label(in_r - 1, in_c - 1, one_d, 0))
+    shown_r, shown_c = min(out_r, max_rows), min(out_c, max_cols)
+    while shown_c > 1 and shown_c * (width + 2) + math.ceil(shown_c / in_c) + 1 > max_width:
+        shown_c -= 1  # keep every grid line on one line of the terminal
 
     def cell(r: int, c: int) -> Text:
         colour = PALETTE[(r * in_c + c) % len(PALETTE)]
@@ -60,12 +62,11 @@ def picture(desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18) -> Rende
                 text.append_text(cell(r % in_r, c % in_c))
         return text
 
-    source = Table(box=box.SQUARE, show_header=False, padding=0, title="input", title_justify="left")
+    source = Table(box=box.SQUARE, show_header=False, padding=0)
     source.add_column()
-    source.add_row(block(range(min(in_r, max_rows)), range(min(in_c, max_cols))))
+    source.add_row(block(range(min(in_r, shown_r)), range(min(in_c, shown_c))))
 
-    grid = Table(box=box.SQUARE, show_header=False, show_lines=True, padding=0,
-                 title="output (each outlined block is one copy of the input)", title_justify="left")
+    grid = Table(box=box.SQUARE, show_header=False, show_lines=True, padding=0)
     blocks_r, blocks_c = math.ceil(shown_r / in_r), math.ceil(shown_c / in_c)
     for _ in range(blocks_c):
         grid.add_column()
@@ -78,9 +79,10 @@ def picture(desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18) -> Rende
     notes = [f"The last two axes of input{where} ({in_r}x{in_c}) and output{where} ({out_r}x{out_c}); "
              f"cell 'r,c' copies input element [..., r, c]." if not one_d else
              f"input ({in_c}) and output ({out_c}); cell 'c' copies input element [c]."]
-    if (shown_r, shown_c) != (out_r, out_c):
+    if (shown_r, shown_c) != (out_r, out_c) or shown_c < in_c:
         notes.append(f"Showing the top-left {shown_r}x{shown_c} of the {out_r}x{out_c} output.")
-    return Group(Text(" ".join(notes)), source, grid)
+    return Group(Text(" ".join(notes)), Text("input"), source,
+                 Text("output (each outlined block is one copy of the input)"), grid)
 
 
 def render(ex: Explanation) -> RenderableType:
