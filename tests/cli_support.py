@@ -41,3 +41,20 @@ def no_traceback(*texts: str) -> None:
     """Fail when any output shows a Python traceback."""
     for text in texts:
         assert "Traceback" not in text, text
+
+
+# Tile's support by level, written out from the DML_TILE_OPERATOR_DESC page ("Tensor support"),
+# independently of feature_levels/tile.toml: (first level, dimension counts, data types).
+PAGE_ROWS = [
+    ("1.0", {4}, {"FLOAT32", "FLOAT16"}),
+    ("2.1", {4}, {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"}),
+    ("3.1", set(range(1, 9)), {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"}),
+    ("4.1", set(range(1, 9)), {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8",
+                               "INT64", "UINT64"}),
+]
+LEVELS = ["1.0", "2.0", "2.1", "3.0", "3.1", "4.0", "4.1", "5.0", "5.1", "5.2", "6.0", "6.1", "6.2", "6.3", "6.4"]
+
+
+def page_accepts(level: str, dims: int, dtype: str) -> bool:
+    row = [r for r in PAGE_ROWS if tuple(map(int, r[0].split("."))) <= tuple(map(int, level.split(".")))][-1]
+    return dims in row[1] and dtype in row[2]
