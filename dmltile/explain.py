@@ -211,7 +211,7 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
     """
     dt, sizes = t.data_type, list(t.sizes)
     width = f"{dt.bits // 8} bytes" if dt.bits % 8 == 0 else f"{dt.bits} bits"
-    steps = [f"{name}: {dt.c_name}, {width} per element, Sizes {sizes}"]
+    steps = [f"{name}: {dt.name}, {width} per element, Sizes {sizes}"]
     written = t.total_tensor_size_in_bytes
     if dt.bits == 0:
         steps.append(f"{dt.c_name} has no element size, so no byte size follows")
@@ -224,12 +224,13 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
         return SizeDerivation(name, 0, written, steps, False)
     strides = list(t.effective_strides)
     if t.strides is None:
-        steps.append(f"Strides is null, so the tensor is packed: strides {strides} (each is the product of the sizes after it)")
+        steps.append(f"Strides null = packed: {strides} (the product of the sizes to the right)")
     else:
         steps.append(f"Strides {strides} (in elements; 0 repeats the same element along that dimension)")
     terms = [(s - 1) * st for s, st in zip(sizes, strides)]
     last = sum(terms)
-    steps.append("index of the last element = " + " + ".join(f"({s}-1)*{st}" for s, st in zip(sizes, strides))
+    steps.append("index of the last element = sum((Sizes[i]-1) * Strides[i])")
+    steps.append("  = " + " + ".join(f"({s}-1)*{st}" for s, st in zip(sizes, strides))
                  + " = " + (" + ".join(str(x) for x in terms) + " = " if len(terms) > 1 else "") + str(last))
     raw_bits = (last + 1) * dt.bits
     raw_bytes = (raw_bits + 7) // 8
@@ -238,7 +239,7 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
     else:
         steps.append(f"bytes = ceil(({last} + 1) * {dt.bits} bits / 8) = {raw_bytes}")
     minimum = calc_buffer_tensor_size(dt, sizes, t.strides)
-    steps.append(f"rounded up to a multiple of 4 (DWORD-aligned buffers) = {minimum}  <- DMLCalcBufferTensorSize")
+    steps.append(f"rounded up to a multiple of 4 (DWORD-aligned) = {minimum} = DMLCalcBufferTensorSize")
     ok = written >= minimum and written % 4 == 0
     if ok:
         verdict = "ok" + (" (exactly the minimum)" if written == minimum else f" ({written - minimum} bytes of padding)")
@@ -270,8 +271,8 @@ def map_index(desc: OperatorDesc, output_index: Sequence[int]) -> IndexMapping:
             raise ValueError(f"--index value {v} at dimension {k} is outside the output: it must be from 0 to {n - 1}")
     ins = desc.input.sizes
     i = input_index(o, ins)
-    steps = [f"output index {list(o)} -> input index [" + ", ".join(f"{a} mod {n}" for a, n in zip(o, ins))
-             + f"] = {list(i)}"]
+    steps = [f"output index {list(o)} copies input index [o_k mod InputTensor.Sizes[k]]",
+             "  = [" + ", ".join(f"{a} mod {n}" for a, n in zip(o, ins)) + f"] = {list(i)}"]
     offsets = []
     for name, t, idx in (("input", desc.input, i), ("output", desc.output, o)):
         if t.strides is not None and len(t.strides) != len(idx):
@@ -282,9 +283,10 @@ def map_index(desc: OperatorDesc, output_index: Sequence[int]) -> IndexMapping:
         elements = sum(a * s for a, s in zip(idx, strides))
         bits = elements * t.data_type.bits
         offsets.append(bits / 8)
-        steps.append(f"{name} byte offset = (" + " + ".join(f"{a}*{s}" for a, s in zip(idx, strides))
-                     + f") elements * {t.data_type.bits // 8 or t.data_type.bits / 8} bytes = {_offset_text(bits)}"
-                     + ("" if t.strides is not None else f"  (packed strides {list(strides)})"))
+        steps.append(f"{name} byte offset = sum(index_k * stride_k) * element size, "
+                     + ("strides" if t.strides is not None else "packed") + f" {list(strides)}")
+        steps.append("  = (" + " + ".join(f"{a}*{s}" for a, s in zip(idx, strides))
+                     + f") * {t.data_type.bits // 8 or t.data_type.bits / 8} = {_offset_text(bits)}"),
     if tuple(desc.output.sizes) != tuple(out_sizes):
         steps.append(f"note: the output as written has Sizes {list(desc.output.sizes)}, not the {list(out_sizes)} "
                      "that Tile produces (DML205), so its offsets follow the written desc")

@@ -117,8 +117,8 @@ def render(ex: Explanation) -> RenderableType:
     parts.append(Rule("Strides and byte sizes (DMLCalcBufferTensorSize)"))
     for derivation in ex.sizes:
         style = "green" if derivation.ok else "red"
-        parts.append(Text(derivation.steps[0], style="bold"))
-        parts += [Text("  " + step, style=style if n == len(derivation.steps) - 2 else "") for n, step in
+        parts.append(_line(derivation.steps[0], style="bold"))
+        parts += [_line("  " + step, style=style if n == len(derivation.steps) - 2 else "") for n, step in
                   enumerate(derivation.steps[1:])]
 
     levels = Table(box=box.SIMPLE_HEAD, show_edge=False)
@@ -145,9 +145,14 @@ def render(ex: Explanation) -> RenderableType:
         parts.append(_issues_table(ex.report.issues))
 
     if ex.mapping is not None:
-        parts += [Rule("Index mapping")] + [Text(step) for step in ex.mapping.steps]
+        parts += [Rule("Index mapping")] + [_line(step) for step in ex.mapping.steps]
     parts += [Rule("Picture"), picture(ex.desc)]
     return Group(*parts)
+
+
+def _line(text: str, style: str = "") -> Text:
+    """One line of a derivation; wrapped lines stay indented under their step."""
+    return Text(text, style=style)
 
 
 def _dash(value) -> str:

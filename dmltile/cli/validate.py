@@ -9,6 +9,7 @@ from typing import List
 import typer
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from ..document import InputError
 from ..enums import FeatureLevel
@@ -85,10 +86,10 @@ def print_reports(results: dict[str, list[ValidationReport]]) -> None:
         console.print(f"{f}: {verdict} at {level}", highlight=False)
         for i in r.issues:
             colour = "red" if i.severity == "error" else "yellow"
-            console.print(f"  [{colour}]{i.code}[/] {i.path or '<document>'}: ", end="", highlight=False)
-            console.print(i.message, highlight=False, markup=False)
+            line = Text("  ") + Text(i.code, style=colour) + Text(f" {i.path or '<document>'}: {i.message}")
+            console.print(line, soft_wrap=True)
             if i.hint:
-                console.print(f"      fix: {i.hint}", highlight=False, markup=False)
+                console.print(f"      fix: {i.hint}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("validate")
