@@ -175,3 +175,16 @@ def test_svg_export(tmp_path):
 def test_svg_to_an_unwritable_place_exits_2(tmp_path):
     result = invoke("explain", DOC_EXAMPLE, "--svg", tmp_path / "no" / "such" / "dir" / "x.svg")
     assert result.exit_code == 2 and "--svg" in result.stderr
+
+
+def test_demo_explains_and_runs_the_doc_example():
+    import subprocess
+    import sys
+
+    from .cli_support import ROOT
+
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "demo.py")], capture_output=True, text=True,
+                          timeout=120, env={**__import__("os").environ, "COLUMNS": "100"})
+    assert proc.returncode == 0, proc.stderr
+    assert "byte 172" in proc.stdout and "(53 + 1) * 4 = 216" in proc.stdout
+    assert "[4. 5. 6. 4. 5. 6. 4. 5. 6.]" in proc.stdout
