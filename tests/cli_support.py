@@ -20,8 +20,12 @@ SCRIPT = Path(sys.executable).parent / ("dmltile.exe" if os.name == "nt" else "d
 
 
 def invoke(*args: str):
-    """Run the app in-process; returns typer's Result (exit_code, stdout, stderr)."""
-    return CliRunner().invoke(app, [str(a) for a in args])
+    """Run the app in-process; returns typer's Result (exit_code, stdout, stderr). An exception
+    other than the exit itself is re-raised, so a crash never passes for exit status 1."""
+    result = CliRunner().invoke(app, [str(a) for a in args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
 
 
 def script(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

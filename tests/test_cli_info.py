@@ -67,3 +67,9 @@ def test_doctor_cli_json_and_table():
     assert doc["numpy"] == np.__version__ and "usable" in doc["directml"]
     out = invoke("doctor").stdout
     assert "DirectML" in out and platform.python_version() in out
+
+
+def test_every_command_has_help_with_an_example():
+    for command in ("validate", "explain", "run", "new", "fmt", "schema", "levels", "rules", "doctor"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0 and f"Example: dmltile {command}" in result.stdout, command

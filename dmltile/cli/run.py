@@ -13,7 +13,7 @@ from ..document import load
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
 from ..validation import DEFAULT_FEATURE_LEVEL, validate
-from .app import EXIT_INVALID, EXIT_OK, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
 from .options import feature_level as parse_level
 from .validate import is_unreadable, print_reports
 
@@ -78,6 +78,8 @@ def run_cmd(
     if not report.valid:
         print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)
+    for warning in report.warnings:
+        err_console.print(f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False)
     desc = load(file)
     check_budget(desc)
     x = load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0)
