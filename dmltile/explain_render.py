@@ -8,6 +8,7 @@ import math
 
 from rich import box
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.rule import Rule
 from rich.table import Table
 from rich.text import Text
@@ -92,18 +93,17 @@ def render(ex: Explanation) -> RenderableType:
         parts += [Rule("Why it cannot be read"), _issues_table(ex.report.issues)]
         return Group(*parts)
 
-    fields = Table(box=box.SIMPLE_HEAD, show_edge=False)
-    fields.add_column("field", no_wrap=True)
-    fields.add_column("value", overflow="fold")
-    fields.add_column("C type and meaning")
+    fields: list[RenderableType] = []
     struct = None
     for row in ex.fields:
         if row.struct != struct:
             struct = row.struct
-            fields.add_row(Text(struct, style="bold"), "", "")
-        value = Text(row.value) + (Text("  (left out: default)", style="dim") if not row.written else Text(""))
-        fields.add_row("  " + row.path.rsplit(".", 1)[-1], value, Text(f"{row.c_type}: {row.meaning}"))
-    parts += [Rule("Fields"), fields]
+            fields.append(Text(struct, style="bold underline"))
+        line = Text("  ") + Text(row.path.rsplit(".", 1)[-1], style="bold") + Text(f" = {row.value}")
+        if not row.written:
+            line.append("  (left out: the default)", style="dim")
+        fields += [line, Padding(Text(f"{row.c_type}: {row.meaning}", style="dim"), (0, 0, 0, 6))]
+    parts += [Rule("Fields"), *fields]
 
     shape = Table(box=box.SIMPLE_HEAD, show_edge=False, title="OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i]")
     for col in ("dim", "input size", "repeat", "output size implied", "output size written", ""):

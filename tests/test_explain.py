@@ -57,7 +57,7 @@ def test_left_out_fields_are_marked_as_defaults():
     written = {r.path: r.written for r in ex.fields}
     assert written["Desc.InputTensor.Desc.Sizes"] and written["Desc.Repeats"]
     assert not written["Desc.InputTensor.Desc.TotalTensorSizeInBytes"] and not written["Desc.RepeatsCount"]
-    assert "left out: default" in to_text(ex)
+    assert "left out: the default" in to_text(ex)
 
 
 def test_strided_input_offsets_hand_computed():
