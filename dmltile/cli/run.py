@@ -118,11 +118,10 @@ def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:
         result = compare_backends(desc, x, feature_level=level)
     except DmlTileError as e:
         raise fail(str(e)) from None
+    names = " and ".join(getattr(result, "backends", None) or ("numpy", "onnxruntime"))
     if result.identical:
-        console.print("identical: numpy and onnxruntime produce the same bits" +
-                      (f" ({result.message})" if getattr(result, "message", "") else ""), highlight=False)
+        console.print(f"identical: {names} produce the same bits for every output element", highlight=False)
         raise typer.Exit(EXIT_OK)
-    console.print(f"[red]different[/] at output index {list(result.index) if result.index is not None else '?'}: ",
-                  end="", highlight=False)
+    console.print(f"[red]different[/] ({names}): ", end="", highlight=False)
     console.print(str(result.message), highlight=False, markup=False)
     raise typer.Exit(EXIT_INVALID)
