@@ -165,3 +165,17 @@ def test_unknown_feature_level_exits_2(level):
 def test_feature_level_spellings(spelling):
     doc = json_out(invoke("validate", DOC_EXAMPLE, "-l", spelling, "--json").stdout)
     assert doc["feature_levels"] == ["DML_FEATURE_LEVEL_3_1"]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_directory_with_a_pipe_among_good_files_does_not_hang(tmp_path):
+    # a pipe named *.json would block a plain read forever; as root a chmod-0 file stays readable,
+    # so the pipe is the unreadable file here
+    shutil.copy(DOC_EXAMPLE, tmp_path / "good.json")
+    os.mkfifo(tmp_path / "pipe.json")
+    proc = script("validate", tmp_path, timeout=30)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+    no_traceback(proc.stdout, proc.stderr)
+    for command in ("explain", "run", "fmt"):
+        result = script(command, tmp_path / "pipe.json", timeout=30)
+        assert result.returncode == 2 and "not a regular file" in result.stderr, command

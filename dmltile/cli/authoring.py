@@ -16,7 +16,7 @@ from ..schema import document_schema
 from ..tensor import UINT32_MAX
 from ..validation import DEFAULT_FEATURE_LEVEL, validate
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
-from .options import feature_level as parse_level, int_list
+from .options import feature_level as parse_level, int_list, readable_file
 
 
 def _print_issues(issues) -> None:
@@ -79,7 +79,7 @@ def fmt_cmd(
     Example: dmltile fmt examples/valid_short_form.json
     """
     try:
-        desc, issues = parse(file)
+        desc, issues = parse(readable_file(file))
     except InputError as e:
         raise fail(str(e)) from None
     if desc is None:

@@ -14,7 +14,7 @@ from ..explain import explain, map_index
 from ..explain_render import picture, render
 from ..validation import DEFAULT_FEATURE_LEVEL
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
-from .options import feature_level as parse_level, int_list
+from .options import feature_level as parse_level, int_list, readable_file
 
 
 @app.command("explain")
@@ -34,7 +34,7 @@ def explain_cmd(
     level = parse_level(feature_level)
     out_index = int_list(index, "--index") if index is not None else None
     try:
-        ex = explain(file, level)
+        ex = explain(readable_file(file), level)
     except InputError as e:
         raise fail(str(e)) from None
     if any(i.code == "DML001" for i in ex.report.issues):

@@ -5,6 +5,8 @@ Every parser raises ``typer.Exit(2)`` through ``fail`` with one line naming the 
 
 from __future__ import annotations
 
+import stat
+from pathlib import Path
 from typing import Any
 
 from ..enums import FeatureLevel
@@ -41,3 +43,23 @@ def feature_level(value: Any, option: str = "--feature-level") -> FeatureLevel:
         return parse_feature_level(value)
     except ValueError as e:
         raise fail(f"{option}: {e}") from None
+
+
+def special_file_problem(path: Path) -> str | None:
+    """Why ``path`` must not be read as a document (a FIFO or device would block or never end),
+    or None for a regular file or a path that does not exist (reading it reports that)."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return f"{path} is not a regular file (a pipe, socket or device); give a descriptor file"
+
+
+def readable_file(path: Path) -> Path:
+    """``path`` when it may be read as a document; exit 2 for a pipe, socket or device."""
+    problem = special_file_problem(path)
+    if problem:
+        raise fail(problem)
+    return path

@@ -14,7 +14,7 @@ from ..errors import DmlTileError
 from ..operator import OperatorDesc
 from ..validation import DEFAULT_FEATURE_LEVEL, validate
 from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
-from .options import feature_level as parse_level
+from .options import feature_level as parse_level, readable_file
 from .validate import is_unreadable, print_reports
 
 MAX_ARRAY_BYTES = 1 << 30  # the CLI refuses to allocate more than this for an input or an output
@@ -72,7 +72,7 @@ def run_cmd(
     level = parse_level(feature_level)
     if input_path is not None and seed is not None:
         raise fail("give either --input or --seed, not both")
-    report = validate(file, level)
+    report = validate(readable_file(file), level)
     if is_unreadable(report):
         raise fail(f"{file}: " + "; ".join(i.message for i in report.issues if i.code == "DML001"))
     if not report.valid:

@@ -17,7 +17,7 @@ from ..feature_levels import known_levels
 from ..report import ValidationReport
 from ..validation import DEFAULT_FEATURE_LEVEL, validate as validate_descriptor
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
-from .options import feature_level as parse_level
+from .options import feature_level as parse_level, special_file_problem
 
 
 def expand(paths: List[Path]) -> tuple[list[Path], dict[str, str]]:
@@ -112,6 +112,10 @@ def validate_cmd(
     paths, unreadable = expand(files)
     results: dict[str, list[ValidationReport]] = {}
     for path in paths:
+        problem = special_file_problem(path)
+        if problem:
+            unreadable[str(path)] = problem
+            continue
         try:
             results[str(path)] = [validate_descriptor(path, lv) for lv in levels]
         except InputError as e:
