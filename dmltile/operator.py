@@ -8,10 +8,10 @@ from typing import Annotated, Any, Optional, Sequence
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from .display import NotebookDisplay
 from .enums import OperatorType
 from .shape import tile_output_sizes
 from .tensor import _INT_SCHEMA, BufferTensorDesc, CModel, TensorDesc, UInt32, _not_null, enum_field
-from .display import NotebookDisplay
 
 
 class TileOperatorDesc(CModel):

@@ -7,8 +7,8 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
-from .enums import FeatureLevel
 from .display import NotebookDisplay
+from .enums import FeatureLevel
 
 Severity = Literal["error", "warning"]
 LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.c_name, return_type=str)]

@@ -19,6 +19,11 @@ from ..validation import DEFAULT_FEATURE_LEVEL, validate as validate_descriptor
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
 from .options import feature_level as parse_level, special_file_problem
 
+try:  # DxDispatch models (the dxdispatch branch's module); plain descriptors need nothing from it
+    from .dxdispatch import dxdispatch_results
+except ImportError:
+    dxdispatch_results = None
+
 
 def expand(paths: List[Path]) -> tuple[list[Path], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted. Also returns the paths that
@@ -111,12 +116,18 @@ def validate_cmd(
     levels = list(known_levels()) if all_levels else [parse_level(feature_level)]
     paths, unreadable = expand(files)
     results: dict[str, list[ValidationReport]] = {}
+    not_covered: dict[str, str] = {}
     for path in paths:
         problem = special_file_problem(path)
         if problem:
             unreadable[str(path)] = problem
             continue
         try:
+            dx = dxdispatch_results(path, levels) if dxdispatch_results else None
+            if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
+                results.update(dx[0])
+                not_covered.update(dx[1])
+                continue
             results[str(path)] = [validate_descriptor(path, lv) for lv in levels]
         except InputError as e:
             unreadable[str(path)] = str(e)
@@ -132,6 +143,7 @@ def validate_cmd(
             "files": [{"file": f, "valid": all(r.valid for r in reports), "reports": [r.to_dict() for r in reports]}
                       for f, reports in results.items()],
             "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+            "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
         }
         print(json.dumps(doc, indent=2))
         raise typer.Exit(status)
@@ -140,6 +152,8 @@ def validate_cmd(
         print_matrix(levels, readable)
     else:
         print_reports(readable)
+    for f, op in not_covered.items():
+        console.print(f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False)
     for message in unreadable.values():
         err_console.print("[bold red]unreadable:[/] ", end="")
         err_console.print(message, highlight=False, markup=False)
