@@ -2,7 +2,9 @@
 
 A ```sh block line that starts with ``dmltile`` or ``.venv/bin/dmltile`` is run by bash from a fresh
 folder holding ``examples/`` (so the commands may create files there). ``# ... exit N`` in the
-line's comment gives the expected status; none means 0.
+line's comment gives the expected status; none means 0. Once a block runs another program (say
+``dxdispatch.exe`` on Windows), its later dmltile lines may need that program's output, so they
+are not run here.
 """
 
 from __future__ import annotations
@@ -32,9 +34,12 @@ def commands(path: Path) -> list[tuple[str, int]]:
     for block in BLOCK.findall(path.read_text(encoding="utf-8")):
         for line in block.splitlines():
             line = line.strip()
-            if PREFIX.match(line):
-                expect = EXPECT.search(line)
-                found.append((line, int(expect.group(1)) if expect else 0))
+            if not line or line.startswith("#"):
+                continue
+            if not PREFIX.match(line):
+                break  # the rest of the block may depend on what this other program made
+            expect = EXPECT.search(line)
+            found.append((line, int(expect.group(1)) if expect else 0))
     return found
 
 

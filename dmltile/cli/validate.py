@@ -133,7 +133,7 @@ def validate_cmd(
             unreadable[str(path)] = str(e)
     for f, reports in list(results.items()):
         if is_unreadable(reports[0]):
-            unreadable[f] = f"{f}: " + "; ".join(i.message for i in reports[0].issues if i.code == "DML001")
+            unreadable[f] = f"{f}: " + "; ".join(f"{i.code} {i.message}" for i in reports[0].issues if i.code == "DML001")
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if as_json:
