@@ -13,7 +13,7 @@ from ..document import InputError
 from ..explain import explain, map_index
 from ..explain_render import picture, render
 from ..validation import DEFAULT_FEATURE_LEVEL
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, app, console, fail
 from .options import feature_level as parse_level, int_list, readable_file
 
 
