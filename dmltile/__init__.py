@@ -19,3 +19,5 @@ from .executors.ort import backend_info
 from .lowering import LoweringPlan, lower
 from .lowering.model import TileNodeReport, check_model
 from .dxdispatch import DxDispatchModel, from_dxdispatch, to_dxdispatch
+from .explain import map_index  # dmltile.explain stays the module: from dmltile.explain import explain
+from .doctor import doctor_report

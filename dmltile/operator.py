@@ -8,6 +8,7 @@ from typing import Annotated, Any, Sequence
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
+from .display import NotebookDisplay
 from .enums import OperatorType
 from .shape import tile_output_sizes
 from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, UInt32, enum_field
@@ -50,7 +51,7 @@ TileType = Annotated[
 ]
 
 
-class OperatorDesc(CModel):
+class OperatorDesc(NotebookDisplay, CModel):
     """DML_OPERATOR_DESC for Tile: ``{"Type": "DML_OPERATOR_TILE", "Desc": {...}}``.
 
     A bare DML_TILE_OPERATOR_DESC object (no Type/Desc wrapper) is accepted and wrapped.

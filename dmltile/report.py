@@ -7,6 +7,7 @@ from typing import Annotated, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
+from .display import NotebookDisplay
 from .enums import FeatureLevel
 
 Severity = Literal["error", "warning"]
@@ -29,7 +30,7 @@ class Issue(BaseModel):
         return text + (f"\n    fix: {self.hint}" if self.hint else "")
 
 
-class ValidationReport(BaseModel):
+class ValidationReport(NotebookDisplay, BaseModel):
     """The verdict on one descriptor at one feature level."""
 
     valid: bool

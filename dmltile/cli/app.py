@@ -5,6 +5,7 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -22,12 +23,13 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
 
 def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
     """Print one clear line to stderr and return the Exit to raise."""
-    err_console.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err_console.print("[bold red]error:[/] ", end="")
+    err_console.print(message, highlight=False, markup=False)
     return typer.Exit(status)
 
 
@@ -37,6 +39,14 @@ def main() -> None:
         app()
     except DmlTileError as e:
         err_console.print(f"error: {e}", highlight=False, markup=False)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # a bug in dmltile: still one line, unless DMLTILE_DEBUG asks for the traceback
+        if os.environ.get("DMLTILE_DEBUG"):
+            raise
+        err_console.print(f"internal error ({type(e).__name__}: {e}); this is a dmltile bug, please report it "
+                          "(set DMLTILE_DEBUG=1 for the traceback)", highlight=False, markup=False)
         sys.exit(EXIT_USAGE)
 
 

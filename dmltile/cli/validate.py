@@ -1,85 +1,160 @@
-"""``dmltile validate``: every rule, for one level or all of them, for many files."""
+"""``dmltile validate``: every rule, at one feature level or all of them, for many files."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import List
 
 import typer
+from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from ..document import InputError
+from ..enums import FeatureLevel
 from ..feature_levels import known_levels
-from ..validation import DEFAULT_FEATURE_LEVEL, parse_feature_level, validate as validate_descriptor
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
-from .dxdispatch import dxdispatch_results  # DxDispatch models: one report per Tile dispatchable
+from ..report import ValidationReport
+from ..validation import DEFAULT_FEATURE_LEVEL, validate as validate_descriptor
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from .options import feature_level as parse_level, special_file_problem
+
+try:  # DxDispatch models (the dxdispatch branch's module); plain descriptors need nothing from it
+    from .dxdispatch import dxdispatch_results
+except ImportError:
+    dxdispatch_results = None
 
 
-def expand(paths: List[Path]) -> List[Path]:
-    """Files as given; directories become their *.json files, sorted."""
-    out: List[Path] = []
+def expand(paths: List[Path]) -> tuple[list[Path], dict[str, str]]:
+    """Files as given; a directory becomes its ``*.json`` files, sorted. Also returns the paths that
+    name nothing usable (an empty directory), with the reason."""
+    files: list[Path] = []
+    problems: dict[str, str] = {}
     for p in paths:
-        out.extend(sorted(p.glob("*.json")) if p.is_dir() else [p])
-    return out
+        if p.is_dir():
+            found = sorted(q for q in p.glob("*.json"))
+            if not found:
+                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files"
+            files.extend(found)
+        else:
+            files.append(p)
+    return files, problems
+
+
+def is_unreadable(report: ValidationReport) -> bool:
+    """A document that is not a JSON object (DML001) is unreadable input, exit status 2."""
+    return any(i.code == "DML001" for i in report.issues)
+
+
+def cell(report: ValidationReport) -> str:
+    """One matrix cell: ok, or the codes of the errors (warnings in yellow)."""
+    if report.valid:
+        warn = sorted({i.code for i in report.warnings})
+        return "[green]ok[/]" + (f" [yellow]{' '.join(warn)}[/]" if warn else "")
+    return "[red]" + " ".join(sorted({i.code for i in report.errors})) + "[/]"
+
+
+def level_groups(levels: list[FeatureLevel], rows: list[list[str]]) -> list[tuple[str, int]]:
+    """Neighbouring levels whose column is identical for every file are one column
+    (``2.1-3.0``): the matrix stays narrow and shows where support changes."""
+    groups: list[tuple[str, int]] = []
+    start = 0
+    for j in range(1, len(levels) + 1):
+        if j == len(levels) or any(row[j] != row[start] for row in rows):
+            label = levels[start].dotted if j - 1 == start else f"{levels[start].dotted}\nto {levels[j - 1].dotted}"
+            groups.append((label, start))
+            start = j
+    return groups
+
+
+def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationReport]]) -> None:
+    """Rows = files, columns = feature levels (identical neighbours merged), cells = ok or codes."""
+    rows = [[cell(r) for r in reports] for reports in results.values()]
+    groups = level_groups(levels, rows) if rows else [(lv.dotted, j) for j, lv in enumerate(levels)]
+    table = Table(title="Tile descriptors by feature level (ok, or the codes of the rules broken)", box=box.SIMPLE_HEAD)
+    table.add_column("file", no_wrap=True)
+    for label, _ in groups:
+        table.add_column(label, justify="center", min_width=6)
+    table.add_column("lowest", min_width=6)
+    for (f, reports), row in zip(results.items(), rows):
+        lowest = next((r.feature_level.dotted for r in reports if r.valid), "[red]none[/]")
+        table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
+    console.print(table)
+
+
+def print_reports(results: dict[str, list[ValidationReport]]) -> None:
+    """One verdict line per file, then each issue with its code, path, message and fix."""
+    for f, reports in results.items():
+        r = reports[0]
+        verdict = "[green]valid[/]" if r.valid else "[red]INVALID[/]"
+        level = r.feature_level.c_name if r.feature_level else "?"
+        console.print(f"{f}: {verdict} at {level}", highlight=False)
+        for i in r.issues:
+            colour = "red" if i.severity == "error" else "yellow"
+            line = Text("  ") + Text(i.code, style=colour) + Text(f" {i.path or '<document>'}: {i.message}")
+            console.print(line, soft_wrap=True)
+            if i.hint:
+                console.print(f"      fix: {i.hint}", highlight=False, markup=False, soft_wrap=True)
 
 
 @app.command("validate")
 def validate_cmd(
-    files: List[Path] = typer.Argument(..., help="Descriptor JSON files or directories of them."),
-    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="e.g. 1.0, 3.1, 4.1."),
-    all_levels: bool = typer.Option(False, "--all-levels", help="Check every feature level; print a matrix."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
+    files: List[Path] = typer.Argument(..., help="Descriptor JSON files, or directories of them (their *.json files)."),
+    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="1.0 ... 6.4 (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100)."),
+    all_levels: bool = typer.Option(False, "--all-levels", help="Check every feature level; print a files x levels matrix."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else."),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
+    Exit status: 0 every check passed, 1 a descriptor is invalid (with --all-levels: at some
+    level), 2 a usage error or unreadable input (missing file, not JSON, unknown level).
+
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
-    try:
-        levels = list(known_levels()) if all_levels else [parse_feature_level(feature_level)]
-    except ValueError as e:
-        raise fail(str(e))
-    results, unreadable, not_covered = {}, {}, {}
-    for path in expand(files):
+    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
+        raise fail("give either --feature-level or --all-levels, not both")
+    levels = list(known_levels()) if all_levels else [parse_level(feature_level)]
+    paths, unreadable = expand(files)
+    results: dict[str, list[ValidationReport]] = {}
+    not_covered: dict[str, str] = {}
+    for path in paths:
+        problem = special_file_problem(path)
+        if problem:
+            unreadable[str(path)] = problem
+            continue
         try:
-            dx_results = dxdispatch_results(path, levels)
-            if dx_results is not None:
-                results.update(dx_results[0])
-                not_covered.update(dx_results[1])
+            dx = dxdispatch_results(path, levels) if dxdispatch_results else None
+            if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
+                results.update(dx[0])
+                not_covered.update(dx[1])
                 continue
             results[str(path)] = [validate_descriptor(path, lv) for lv in levels]
         except InputError as e:
             unreadable[str(path)] = str(e)
-    status = EXIT_USAGE if unreadable else (
-        EXIT_OK if all(r.valid for reports in results.values() for r in reports) else EXIT_INVALID)
-    if not all_levels and any(any(i.code == "DML001" for i in reports[0].issues) for reports in results.values()):
-        status = EXIT_USAGE
+    for f, reports in list(results.items()):
+        if is_unreadable(reports[0]):
+            unreadable[f] = f"{f}: " + "; ".join(f"{i.code} {i.message}" for i in reports[0].issues if i.code == "DML001")
+    invalid = any(not r.valid for reports in results.values() for r in reports)
+    status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if as_json:
-        doc = {"files": [{"file": f, "reports": [r.to_dict() for r in reports]} for f, reports in results.items()],
-               "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
-               "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()]}
+        doc = {
+            "valid": status == EXIT_OK,
+            "feature_levels": [lv.c_name for lv in levels],
+            "files": [{"file": f, "valid": all(r.valid for r in reports), "reports": [r.to_dict() for r in reports]}
+                      for f, reports in results.items()],
+            "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+            "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
+        }
         print(json.dumps(doc, indent=2))
         raise typer.Exit(status)
-    for f, e in unreadable.items():
-        console.print(f"[red]unreadable[/] {e}", highlight=False)
+    readable = {f: reports for f, reports in results.items() if f not in unreadable}
+    if all_levels:
+        print_matrix(levels, readable)
+    else:
+        print_reports(readable)
     for f, op in not_covered.items():
         console.print(f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False)
-    if all_levels:
-        table = Table(title="Tile descriptors by feature level")
-        table.add_column("file")
-        for lv in levels:
-            table.add_column(lv.dotted, justify="center")
-        for f, reports in results.items():
-            table.add_row(Path(f).name, *(("[green]ok[/]" if r.valid else "[red]" + " ".join(sorted(set(i.code for i in r.errors))) + "[/]") for r in reports))
-        console.print(table)
-    else:
-        for f, reports in results.items():
-            r = reports[0]
-            verdict = "[green]valid[/]" if r.valid else "[red]INVALID[/]"
-            console.print(f"{f}: {verdict} at {r.feature_level.c_name}", highlight=False)
-            for i in r.issues:
-                colour = "red" if i.severity == "error" else "yellow"
-                console.print(f"  [{colour}]{i.code}[/] {i.path or '<document>'}: {i.message}", highlight=False, markup=True)
-                if i.hint:
-                    console.print(f"      fix: {i.hint}", highlight=False, markup=False)
+    for message in unreadable.values():
+        err_console.print("[bold red]unreadable:[/] ", end="")
+        err_console.print(message, highlight=False, markup=False)
     raise typer.Exit(status)

@@ -1,0 +1,107 @@
+"""Writing descriptors: ``dmltile new`` (build one), ``fmt`` (canonical form), ``schema`` (JSON Schema)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from pydantic import ValidationError
+
+from ..document import InputError, issues_from_pydantic, parse
+from ..enums import DataType, EnumParseError
+from ..operator import tile_desc
+from ..schema import document_schema
+from ..tensor import UINT32_MAX
+from ..validation import DEFAULT_FEATURE_LEVEL, validate
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
+from .options import feature_level as parse_level, int_list, readable_file
+
+
+def _print_issues(issues) -> None:
+    for i in issues:
+        err_console.print(f"[red]{i.code}[/] {i.path or '<document>'}: ", end="", highlight=False)
+        err_console.print(i.message + (f" (fix: {i.hint})" if i.hint else ""), highlight=False, markup=False)
+
+
+@app.command("new")
+def new_cmd(
+    sizes: str = typer.Option(..., "--sizes", help="Input sizes, outermost first, e.g. 1,1,2,3."),
+    repeats: str = typer.Option(..., "--repeats", help="Repeats per dimension, e.g. 1,1,3,3."),
+    dtype: str = typer.Option("FLOAT32", "--dtype", help="FLOAT32, FLOAT16, INT8, ... (or the full C name)."),
+    strides: Optional[str] = typer.Option(None, "--strides", help="Input strides in elements (default: packed)."),
+    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="Check the result at this level."),
+) -> None:
+    """Print a canonical Tile descriptor: the output desc, counts and byte sizes are computed.
+
+    Exit status: 0 the descriptor is valid at the level, 1 it is printed but invalid there (the
+    issues go to stderr), 2 a bad option.
+
+    Example: dmltile new --sizes 1,1,2,3 --repeats 1,1,3,3 --dtype FLOAT16
+    """
+    level = parse_level(feature_level)
+    in_sizes, reps = int_list(sizes, "--sizes"), int_list(repeats, "--repeats")
+    in_strides = int_list(strides, "--strides") if strides is not None else None
+    if len(reps) != len(in_sizes):
+        raise fail(f"--repeats has {len(reps)} values but --sizes has {len(in_sizes)}; give one repeat per dimension")
+    if in_strides is not None and len(in_strides) != len(in_sizes):
+        raise fail(f"--strides has {len(in_strides)} values but --sizes has {len(in_sizes)}; give one stride per dimension")
+    for k, (size, rep) in enumerate(zip(in_sizes, reps)):
+        if size * rep > UINT32_MAX:
+            raise fail(f"output size {k} would be --sizes {size} * --repeats {rep} = {size * rep}, "
+                       f"past the UINT limit {UINT32_MAX}")
+    try:
+        data_type = DataType.parse(dtype)
+    except EnumParseError as e:
+        raise fail(f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; use one of {', '.join(e.choices[:14])}") from None
+    try:
+        desc = tile_desc(in_sizes, reps, dtype=data_type, strides=in_strides)
+    except ValidationError as e:  # e.g. an output size past UINT: the options cannot make a descriptor
+        _print_issues(issues_from_pydantic(e.errors()))
+        raise typer.Exit(EXIT_USAGE)
+    print(desc.to_json())
+    report = validate(desc, level)
+    _print_issues(report.issues)
+    raise typer.Exit(EXIT_OK if report.valid else EXIT_INVALID)
+
+
+@app.command("fmt")
+def fmt_cmd(
+    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    in_place: bool = typer.Option(False, "--in-place", "-w", help="Rewrite the file instead of printing."),
+) -> None:
+    """Print a descriptor in canonical form: the wrapped document with every field written, C names.
+
+    Formatting does not judge the content (use `dmltile validate`); a document that cannot be read
+    as a descriptor at all exits 1 with its issues, unreadable input exits 2.
+
+    Example: dmltile fmt examples/valid_short_form.json
+    """
+    try:
+        desc, issues = parse(readable_file(file))
+    except InputError as e:
+        raise fail(str(e)) from None
+    if desc is None:
+        if any(i.code == "DML001" for i in issues):
+            raise fail(f"{file}: " + "; ".join(i.message for i in issues if i.code == "DML001"))
+        _print_issues(issues)
+        raise typer.Exit(EXIT_INVALID)
+    text = desc.to_json() + "\n"
+    if in_place:
+        try:
+            file.write_text(text)
+        except OSError as e:
+            raise fail(f"{file}: cannot write ({e.strerror or e})") from None
+    else:
+        print(text, end="")
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command("schema")
+def schema_cmd() -> None:
+    """Print the JSON Schema of the descriptor document (generated from the models).
+
+    Example: dmltile schema > tile.schema.json
+    """
+    print(json.dumps(document_schema(), indent=2))

@@ -1,0 +1,105 @@
+"""Reference tables: ``dmltile levels`` (Tile support per feature level), ``rules`` (every code),
+``doctor`` (this machine)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
+
+from ..doctor import doctor_report
+from ..feature_levels import TENSORS, known_levels, tile_rows
+from ..rules import RULES
+from .app import app, console
+
+
+def levels_document() -> dict:
+    """The feature-level table as data: every known level, and Tile's support rows."""
+    return {
+        "operator": "DML_OPERATOR_TILE",
+        "known_levels": [lv.dotted for lv in known_levels()],
+        "rows": [{"feature_level": row.feature_level.dotted, "c_name": row.feature_level.c_name,
+                  **{t: {"dimension_counts": sorted(row.tensors[t].dimension_counts),
+                         "data_types": [d.name for d in row.tensors[t].data_types]} for t in TENSORS},
+                  "source": row.source} for row in tile_rows()],
+    }
+
+
+@app.command("levels")
+def levels_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+    """Print Tile's tensor support per feature level, as the DirectML page lists it.
+
+    Example: dmltile levels --json
+    """
+    if as_json:
+        print(json.dumps(levels_document(), indent=2))
+        return
+    table = Table(title="DML_OPERATOR_TILE tensor support (levels without a row inherit the row above)",
+                  box=box.SIMPLE_HEAD)
+    for col in ("feature level", "tensors", "dimensions", "data types"):
+        table.add_column(col, no_wrap=col != "data types")
+    for row in tile_rows():
+        sup = row.tensors["InputTensor"]
+        same = all(row.tensors[t] == sup for t in TENSORS)
+        for t in (("InputTensor\nOutputTensor",) if same else TENSORS):
+            s = sup if same else row.tensors[t]
+            table.add_row(f"{row.feature_level.c_name}\nand above", t, s.dims_text(), ", ".join(d.name for d in s.data_types))
+    console.print(table)
+    console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
+    console.print(f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
+                  highlight=False)
+
+
+@app.command("rules")
+def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+    """List every rule code with its one-line rule, severity and source.
+
+    Example: dmltile rules
+    """
+    rules = sorted(RULES.values(), key=lambda r: r.code)
+    if as_json:
+        print(json.dumps([{"code": r.code, "rule": r.rule, "severity": r.severity, "phase": r.phase, "source": r.source}
+                          for r in rules], indent=2))
+        return
+    table = Table(box=box.SIMPLE_HEAD, title="dmltile rules")
+    table.add_column("code", no_wrap=True)
+    table.add_column("rule")
+    table.add_column("source")
+    for r in rules:
+        code = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
+        table.add_row(code, r.rule, r.source)
+    console.print(table)
+
+
+@app.command("doctor")
+def doctor_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+    """Report Python, NumPy, onnxruntime and its providers, whether DirectML is usable, and the OS.
+
+    Example: dmltile doctor
+    """
+    report = doctor_report()
+    if as_json:
+        print(json.dumps(report, indent=2))
+        return
+    ort_info, dml = report["onnxruntime"], report["directml"]
+    table = Table(box=box.SIMPLE_HEAD, show_header=False, title="dmltile doctor")
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    rows = [
+        ("dmltile", report["dmltile"]),
+        ("Python", f"{report['python']['version']} ({report['python']['implementation']}) {report['python']['executable']}"),
+        ("OS", report["os"]["platform"]),
+        ("numpy", report["numpy"] or "[red]not installed[/]"),
+        ("onnx", report["onnx"] or "not installed (pip install 'dmltile[onnx]')"),
+        ("onnxruntime", (ort_info["version"] + (f" ({', '.join(ort_info['distributions'])})" if ort_info["distributions"] else ""))
+         if ort_info["version"] else "not installed (pip install 'dmltile[onnx]')"),
+        ("providers", ", ".join(ort_info["providers"]) or "-"),
+        ("DirectML", ("[green]usable[/]: " if dml["usable"] else "[yellow]not usable[/]: ") + dml["reason"]),
+        ("openvino", report["openvino"] or "not installed (pip install 'dmltile[openvino]')"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value if "[/]" in value else escape(value))
+    console.print(table)

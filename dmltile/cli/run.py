@@ -1,0 +1,127 @@
+"""``dmltile run``: execute a descriptor on an input array (NumPy or onnxruntime), or compare backends."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import typer
+
+from ..document import load
+from ..errors import DmlTileError
+from ..operator import OperatorDesc
+from ..validation import DEFAULT_FEATURE_LEVEL, validate
+from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
+from .options import feature_level as parse_level, readable_file
+from .validate import is_unreadable, print_reports
+
+MAX_ARRAY_BYTES = 1 << 30  # the CLI refuses to allocate more than this for an input or an output
+
+
+def seeded_input(desc: OperatorDesc, seed: int) -> np.ndarray:
+    """A deterministic input of the descriptor's Sizes and DataType: normal floats, or integers
+    in -100..100 (0..100 for unsigned types), small enough to read in the printed output."""
+    dtype = desc.input.data_type.numpy_dtype
+    if dtype is None:
+        raise fail(f"InputTensor.DataType {desc.input.data_type.name} has no NumPy type, so no input can be made")
+    rng = np.random.default_rng(seed)
+    shape = tuple(desc.input.sizes)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(int(info.min), -100), 100, size=shape, dtype=dtype, endpoint=True)
+
+
+def load_input(path: Path) -> np.ndarray:
+    """An array from a .npy file (no pickles); exit 2 with the reason when it cannot be read."""
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise fail(f"--input {path}: no such file") from None
+    except (OSError, ValueError, EOFError) as e:
+        raise fail(f"--input {path}: not a readable .npy array ({e})") from None
+
+
+def check_budget(desc: OperatorDesc) -> None:
+    """Refuse tensors too large to hold in memory here, before anything is allocated."""
+    for name, t in (("InputTensor", desc.input), ("OutputTensor", desc.output)):
+        need = math.prod(t.sizes) * max(t.data_type.element_size, 1)
+        if need > MAX_ARRAY_BYTES:
+            raise fail(f"{name} holds {need} bytes; `dmltile run` works on at most {MAX_ARRAY_BYTES} bytes per tensor")
+
+
+@app.command("run")
+def run_cmd(
+    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    input_path: Optional[Path] = typer.Option(None, "--input", help="Input array (.npy) with the input Sizes and DataType."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Make a deterministic random input from this seed (default 0)."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Save the output array here (.npy) instead of printing it."),
+    backend: str = typer.Option("numpy", "--backend", help="numpy (the bit-exact reference) or onnxruntime."),
+    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."),
+    compare: bool = typer.Option(False, "--compare", help="Run on both backends and report identical or the first difference."),
+) -> None:
+    """Execute a descriptor, like compiling it with IDMLDevice::CompileOperator and dispatching it.
+
+    Exit status: 0 done (with --compare: identical), 1 the descriptor is invalid (or --compare found
+    a difference), 2 unreadable input, a bad option, or a backend that is not available.
+
+    Example: dmltile run examples/doc_example.json --seed 1
+    """
+    level = parse_level(feature_level)
+    if input_path is not None and seed is not None:
+        raise fail("give either --input or --seed, not both")
+    report = validate(readable_file(file), level)
+    if is_unreadable(report):
+        raise fail(f"{file}: " + "; ".join(i.message for i in report.issues if i.code == "DML001"))
+    if not report.valid:
+        print_reports({str(file): [report]})
+        raise typer.Exit(EXIT_INVALID)
+    for warning in report.warnings:
+        err_console.print(f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False)
+    desc = load(file)
+    check_budget(desc)
+    x = load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0)
+    if compare:
+        _compare(desc, x, level)
+    import dmltile  # the package's public compile(), whichever backends this build has
+
+    try:
+        op = dmltile.compile(desc, level, backend=backend)
+        y = op(x)
+    except DmlTileError as e:
+        raise fail(str(e)) from None
+    provider = getattr(op, "provider", backend)
+    where = f"{backend}" + (f" ({provider})" if provider and provider != backend else "")
+    if output is not None:
+        try:
+            np.save(output, y, allow_pickle=False)
+        except OSError as e:
+            raise fail(f"--output {output}: cannot write ({e.strerror or e})") from None
+        console.print(f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}", highlight=False)
+    else:
+        console.print(f"ran on {where}: input {list(x.shape)} {x.dtype} -> output {list(y.shape)} {y.dtype}", highlight=False)
+        console.print(np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width), highlight=False,
+                      markup=False)
+    raise typer.Exit(EXIT_OK)
+
+
+def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:
+    """Run both backends through ``dmltile.compare_backends`` and exit with the verdict."""
+    import dmltile
+
+    compare_backends = getattr(dmltile, "compare_backends", None)
+    if compare_backends is None:
+        raise fail("--compare needs dmltile.compare_backends(), which this build of dmltile does not have")
+    try:
+        result = compare_backends(desc, x, feature_level=level)
+    except DmlTileError as e:
+        raise fail(str(e)) from None
+    names = " and ".join(getattr(result, "backends", None) or ("numpy", "onnxruntime"))
+    if result.identical:
+        console.print(f"identical: {names} produce the same bits for every output element", highlight=False)
+        raise typer.Exit(EXIT_OK)
+    console.print(f"[red]different[/] ({names}): ", end="", highlight=False)
+    console.print(str(result.message), highlight=False, markup=False)
+    raise typer.Exit(EXIT_INVALID)

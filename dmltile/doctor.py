@@ -1,0 +1,84 @@
+"""``doctor_report()``: what this machine offers dmltile (Python, NumPy, onnxruntime and its
+execution providers, whether DirectML can run here, the OS)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import platform
+import sys
+from typing import Any
+
+DML_PROVIDER = "DmlExecutionProvider"
+ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-directml", "onnxruntime-gpu")
+
+
+def _version(module: str) -> str | None:
+    try:
+        return getattr(importlib.import_module(module), "__version__", None) or "installed"
+    except Exception:  # an import can fail in many ways (missing DLLs, ABI); all mean "not usable"
+        return None
+
+
+def _distributions() -> list[str]:
+    found = []
+    for name in ORT_DISTRIBUTIONS:
+        try:
+            found.append(f"{name} {importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return found
+
+
+def _dml_session_works() -> tuple[bool, str]:
+    """Run a one-node Tile model on DmlExecutionProvider and report whether it really ran there."""
+    try:
+        import numpy as np
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+
+        graph = helper.make_graph(
+            [helper.make_node("Tile", ["x", "r"], ["y"])], "doctor",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])],
+            [helper.make_tensor("r", TensorProto.INT64, [2], [2, 1])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        session = ort.InferenceSession(model.SerializeToString(), providers=[DML_PROVIDER])
+        if session.get_providers()[:1] != [DML_PROVIDER]:
+            return False, f"a session asked for {DML_PROVIDER} got {session.get_providers()}"
+        y = session.run(None, {"x": np.array([[1, 2]], dtype=np.float32)})[0]
+        return bool((y == np.array([[1, 2], [1, 2]], dtype=np.float32)).all()), "ran a Tile model on it"
+    except Exception as e:  # any failure means "not usable", and the reason is the report
+        return False, f"{type(e).__name__}: {e}"
+
+
+def doctor_report() -> dict[str, Any]:
+    """Facts about this machine as plain data (what ``dmltile doctor --json`` prints)."""
+    from . import __version__
+
+    report: dict[str, Any] = {
+        "dmltile": __version__,
+        "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
+                   "executable": sys.executable},
+        "os": {"system": platform.system(), "release": platform.release(), "machine": platform.machine(),
+               "platform": platform.platform()},
+        "numpy": _version("numpy"),
+        "onnx": _version("onnx"),
+        "openvino": _version("openvino"),
+    }
+    ort_info: dict[str, Any] = {"version": _version("onnxruntime"), "distributions": _distributions(), "providers": []}
+    if ort_info["version"] is not None:
+        import onnxruntime as ort
+
+        ort_info["providers"] = list(ort.get_available_providers())
+    report["onnxruntime"] = ort_info
+    if sys.platform != "win32":
+        usable, reason = False, f"DirectML runs only on Windows; this is {platform.system()}"
+    elif ort_info["version"] is None:
+        usable, reason = False, "onnxruntime is not installed (pip install 'dmltile[directml]')"
+    elif DML_PROVIDER not in ort_info["providers"]:
+        usable, reason = False, f"{DML_PROVIDER} is not among the providers; install onnxruntime-directml"
+    else:
+        usable, reason = _dml_session_works()
+    report["directml"] = {"usable": usable, "reason": reason}
+    return report

@@ -1,0 +1,128 @@
+"""``dmltile run``: the output equals numpy.tile of the input, exit statuses, and --compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dmltile
+from dmltile.cli.run import seeded_input
+
+from .cli_support import DOC_EXAMPLE, EXAMPLES, invoke, no_traceback, script
+
+
+@pytest.mark.parametrize("name", ["doc_example.json", "valid_fl2_1_int8_4d.json", "valid_strided_padded_input.json",
+                                  "valid_fl4_1_int64_2d.json"])
+def test_run_input_to_output_equals_numpy_tile(tmp_path, name):
+    desc = dmltile.load(EXAMPLES / name)
+    dtype = desc.input.data_type.numpy_dtype
+    x = (np.arange(np.prod(desc.input.sizes)) % 120 - 60).astype(dtype).reshape(desc.input.sizes)
+    np.save(tmp_path / "x.npy", x)
+    proc = script("run", EXAMPLES / name, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
+    assert proc.returncode == 0, proc.stderr
+    y = np.load(tmp_path / "y.npy")
+    assert y.dtype == dtype and np.array_equal(y, np.tile(x, desc.repeats))
+
+
+def test_seeded_input_is_deterministic_and_tiled(tmp_path):
+    for n in (1, 2):
+        assert invoke("run", DOC_EXAMPLE, "--seed", "7", "--output", tmp_path / f"y{n}.npy").exit_code == 0
+    y1, y2 = np.load(tmp_path / "y1.npy"), np.load(tmp_path / "y2.npy")
+    assert np.array_equal(y1, y2)
+    x = seeded_input(dmltile.load(DOC_EXAMPLE), 7)
+    assert np.array_equal(y1, np.tile(x, (1, 1, 3, 3)))
+    assert not np.array_equal(x, seeded_input(dmltile.load(DOC_EXAMPLE), 8))
+
+
+def test_printed_output_for_the_doc_example():
+    # The DirectML page: [[1,2,3],[4,5,6]] tiled 3x3 along the last two axes.
+    result = invoke("run", DOC_EXAMPLE, "--input", _save_doc_input())
+    assert result.exit_code == 0
+    assert "[1. 2. 3. 1. 2. 3. 1. 2. 3.]" in result.stdout and "[4. 5. 6. 4. 5. 6. 4. 5. 6.]" in result.stdout
+
+
+def _save_doc_input():
+    import tempfile
+
+    path = tempfile.NamedTemporaryFile(suffix=".npy", delete=False).name
+    np.save(path, np.array([[[[1, 2, 3], [4, 5, 6]]]], dtype=np.float32))
+    return path
+
+
+def test_invalid_descriptor_exits_1():
+    result = invoke("run", EXAMPLES / "invalid_zero_repeat.json")
+    assert result.exit_code == 1 and "DML203" in result.stdout
+
+
+def test_invalid_at_the_chosen_level_exits_1():
+    assert invoke("run", EXAMPLES / "valid_fl4_1_int64_2d.json", "--feature-level", "3.1").exit_code == 1
+
+
+@pytest.mark.parametrize("case", ["wrong_shape", "wrong_dtype", "not_npy", "missing", "both_sources", "bad_level",
+                                  "malformed_json"])
+def test_bad_inputs_exit_2_without_traceback(tmp_path, case):
+    args = ["run", DOC_EXAMPLE]
+    if case == "wrong_shape":
+        np.save(tmp_path / "x.npy", np.zeros((2, 3), np.float32))
+        args += ["--input", tmp_path / "x.npy"]
+    elif case == "wrong_dtype":
+        np.save(tmp_path / "x.npy", np.zeros((1, 1, 2, 3), np.float64))
+        args += ["--input", tmp_path / "x.npy"]
+    elif case == "not_npy":
+        (tmp_path / "x.npy").write_bytes(b"\x00not an array")
+        args += ["--input", tmp_path / "x.npy"]
+    elif case == "missing":
+        args += ["--input", tmp_path / "none.npy"]
+    elif case == "both_sources":
+        args += ["--input", tmp_path / "none.npy", "--seed", "1"]
+    elif case == "bad_level":
+        args += ["--feature-level", "8.8"]
+    else:
+        (tmp_path / "d.json").write_text("{")
+        args[1] = tmp_path / "d.json"
+    proc = script(*args)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    no_traceback(proc.stdout, proc.stderr)
+    assert proc.stderr.count("\n") == 1  # one clear line
+
+
+def test_onnxruntime_backend_matches_numpy_tile_or_says_why_not(tmp_path):
+    desc = dmltile.load(DOC_EXAMPLE)
+    try:
+        dmltile.compile(desc, backend="onnxruntime")
+        available = True
+    except dmltile.DmlTileError:
+        available = False
+    result = invoke("run", DOC_EXAMPLE, "--seed", "3", "--backend", "onnxruntime", "--output", tmp_path / "y.npy")
+    if not available:
+        assert result.exit_code == 2 and "onnxruntime" in result.stderr
+        return
+    assert result.exit_code == 0, result.stderr
+    assert np.array_equal(np.load(tmp_path / "y.npy"), np.tile(seeded_input(desc, 3), desc.repeats))
+
+
+def test_compare_backends():
+    if not hasattr(dmltile, "compare_backends"):
+        result = invoke("run", DOC_EXAMPLE, "--compare")
+        assert result.exit_code == 2 and "compare_backends" in result.stderr
+        pytest.skip("compare_backends not available in this build")
+    result = invoke("run", DOC_EXAMPLE, "--seed", "2", "--compare")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "identical" in result.stdout
+
+
+def test_too_large_a_tensor_is_refused_before_allocation(tmp_path):
+    big = dmltile.tile_desc([1, 1, 1 << 15, 1 << 15], [1, 1, 1, 2])  # 4 GiB input, 8 GiB output
+    path = tmp_path / "big.json"
+    path.write_text(big.to_json())
+    result = invoke("run", path)
+    assert result.exit_code == 2 and "at most" in result.stderr
+
+
+def test_a_warning_is_shown_but_the_run_goes_ahead(tmp_path):
+    desc = dmltile.tile_desc([2, 1], [1, 2]).to_dict()
+    desc["Desc"]["OutputTensor"]["Desc"]["Strides"] = [0, 1]  # two output rows share memory: DML109
+    path = tmp_path / "alias.json"
+    path.write_text(dmltile.load(desc).to_json())
+    result = invoke("run", path, "--seed", "1")
+    assert result.exit_code == 0 and "DML109" in result.stderr
