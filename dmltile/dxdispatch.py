@@ -54,6 +54,7 @@ from .dxdispatch_import import (  # the import side, re-exported here
     strip_jsonc,
 )
 from .dxdispatch_run import expected_outputs, resource_buffer, resource_values
+from .executors.base import pack_tensor
 from .enums import OperatorType
 from .errors import DmlTileError
 from .operator import OperatorDesc
@@ -111,14 +112,6 @@ def default_values(dtype: np.dtype, count: int, seed: int | None = None) -> np.n
     return rng.integers(info.min, info.max, size=count, dtype=dtype, endpoint=True)
 
 
-def _strided_view(buf: np.ndarray, t: BufferTensorDesc) -> np.ndarray:
-    return np.lib.stride_tricks.as_strided(buf, shape=t.sizes, strides=tuple(s * buf.itemsize for s in t.effective_strides))
-
-
-def _bits(a: np.ndarray) -> np.ndarray:
-    return a.view(f"u{a.dtype.itemsize}")
-
-
 def input_buffer(desc: OperatorDesc, input: Any = None, seed: int | None = None) -> np.ndarray:
     """Every element of the input's ``TotalTensorSizeInBytes`` buffer, as the exported model initialises it.
 
@@ -141,16 +134,7 @@ def input_buffer(desc: OperatorDesc, input: Any = None, seed: int | None = None)
     if x.dtype != dt:
         raise DmlTileError(f"input has dtype {x.dtype}, but InputTensor.DataType {t.data_type.name} is {dt}")
     if x.shape == tuple(t.sizes):
-        buf = np.zeros(count, dtype=dt)
-        view = _strided_view(buf, t)
-        view[...] = x
-        differs = np.argwhere(_bits(view) != _bits(x))
-        if differs.size:
-            index = tuple(int(i) for i in differs[0])
-            raise DmlTileError(f"input element {list(index)} shares its buffer element with another index under "
-                               f"InputTensor.Strides {list(t.effective_strides)}, but holds a different value; "
-                               "a broadcast input must repeat its values along stride-0 axes")
-        return buf
+        return pack_tensor(t, x)[: count * dt.itemsize].view(dt)
     if x.ndim == 1 and x.size == count:
         return x.copy()
     raise DmlTileError(f"input has shape {x.shape}; expected InputTensor.Sizes {list(t.sizes)} "

@@ -126,3 +126,60 @@ def test_a_warning_is_shown_but_the_run_goes_ahead(tmp_path):
     path.write_text(dmltile.load(desc).to_json())
     result = invoke("run", path, "--seed", "1")
     assert result.exit_code == 0 and "DML109" in result.stderr
+
+
+PADDED_OUTPUT = {"InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 3]},
+                 "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 4, 6], "Strides": [32, 32, 8, 1]},
+                 "Repeats": [1, 1, 2, 2]}
+
+
+def _naive_output_buffer(x: np.ndarray, fill: int) -> np.ndarray:
+    """Hand-built expectation: rows of 8 floats (stride 8), 6 used, 30 elements (120 bytes) in all."""
+    buf = np.full(120, fill, np.uint8)
+    elements = buf.view(np.float32)
+    for r in range(4):
+        for c in range(6):
+            elements[r * 8 + c] = x[0, 0, r % 2, c % 3]
+    return buf
+
+
+@pytest.mark.parametrize("poison", [False, True])
+def test_output_buffer_keeps_or_poisons_padding(tmp_path, poison):
+    desc_path = tmp_path / "padded.json"
+    desc_path.write_text(__import__("json").dumps(PADDED_OUTPUT))
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
+    np.save(tmp_path / "x.npy", x)
+    args = ["run", desc_path, "--input", tmp_path / "x.npy", "--output-buffer", tmp_path / "out.bin"]
+    result = invoke(*args, *(["--poison-padding"] if poison else []))
+    assert result.exit_code == 0, result.output
+    assert "24 padding bytes" in result.output
+    got = np.fromfile(tmp_path / "out.bin", np.uint8)
+    assert np.array_equal(got, _naive_output_buffer(x, 0xCD if poison else 0))
+
+
+def test_input_buffer_is_read_through_the_input_strides(tmp_path):
+    # valid_strided_padded_input: Sizes [1, 2, 2, 3], Strides [0, 0, 4, 1]: rows of 4 floats, channels broadcast
+    raw = np.array([1, 2, 3, -1, 4, 5, 6, -1], np.float32)
+    raw.tofile(tmp_path / "in.bin")
+    result = invoke("run", EXAMPLES / "valid_strided_padded_input.json", "--input-buffer", tmp_path / "in.bin",
+                    "--output", tmp_path / "y.npy")
+    assert result.exit_code == 0, result.output
+    logical = np.broadcast_to(np.array([[1, 2, 3], [4, 5, 6]], np.float32), (1, 2, 2, 3))
+    assert np.array_equal(np.load(tmp_path / "y.npy"), np.tile(logical, (1, 1, 2, 2)))
+
+
+def test_buffer_mode_refuses_a_broadcast_input_with_different_values(tmp_path):
+    x = np.arange(12, dtype=np.float32).reshape(1, 2, 2, 3)  # channel 1 differs, but the channel stride is 0
+    np.save(tmp_path / "x.npy", x)
+    result = invoke("run", EXAMPLES / "valid_strided_padded_input.json", "--input", tmp_path / "x.npy",
+                    "--output-buffer", tmp_path / "o.bin")
+    assert result.exit_code == 2 and "stride-0" in result.output
+
+
+@pytest.mark.parametrize("extra", [["--input-buffer", "missing.bin"], ["--input-buffer", "x.bin", "--seed", "1"],
+                                   ["--compare", "--poison-padding"]])
+def test_buffer_options_misused_exit_2(tmp_path, extra):
+    (tmp_path / "x.bin").write_bytes(bytes(24))
+    extra = [str(tmp_path / e) if e.endswith(".bin") else e for e in extra]
+    result = invoke("run", DOC_EXAMPLE, *extra)
+    assert result.exit_code == 2

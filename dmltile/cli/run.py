@@ -61,17 +61,26 @@ def run_cmd(
     backend: str = typer.Option("numpy", "--backend", help="numpy (the bit-exact reference) or onnxruntime."),
     feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."),
     compare: bool = typer.Option(False, "--compare", help="Run on both backends and report identical or the first difference."),
+    input_buffer: Optional[Path] = typer.Option(None, "--input-buffer", help="Raw input buffer bytes (at least InputTensor.TotalTensorSizeInBytes), read through the input's Strides."),
+    output_buffer: Optional[Path] = typer.Option(None, "--output-buffer", help="Save the raw output buffer (OutputTensor.TotalTensorSizeInBytes bytes), padding included."),
+    poison_padding: bool = typer.Option(False, "--poison-padding", help="Fill output bytes the output desc does not address with 0xCD, as DirectML may overwrite them."),
 ) -> None:
     """Execute a descriptor, like compiling it with IDMLDevice::CompileOperator and dispatching it.
 
     Exit status: 0 done (with --compare: identical), 1 the descriptor is invalid (or --compare found
     a difference), 2 unreadable input, a bad option, or a backend that is not available.
 
+    With --input-buffer, --output-buffer or --poison-padding it works on raw byte buffers, as a GPU
+    dispatch does: the input is read through its Strides and the output written through its own, and
+    output bytes no element occupies stay 0 (or become 0xCD with --poison-padding).
+
     Example: dmltile run examples/doc_example.json --seed 1
     """
     level = parse_level(feature_level)
-    if input_path is not None and seed is not None:
-        raise fail("give either --input or --seed, not both")
+    if sum(v is not None for v in (input_path, seed, input_buffer)) > 1:
+        raise fail("give one of --input, --seed and --input-buffer")
+    if compare and (output_buffer or poison_padding or input_buffer):
+        raise fail("--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding")
     report = validate(readable_file(file), level)
     if is_unreadable(report):
         raise fail(f"{file}: " + "; ".join(i.message for i in report.issues if i.code == "DML001"))
@@ -82,14 +91,15 @@ def run_cmd(
         err_console.print(f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False)
     desc = load(file)
     check_budget(desc)
-    x = load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0)
+    buffers = input_buffer is not None or output_buffer is not None or poison_padding
+    x = None if input_buffer is not None else (load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0))
     if compare:
         _compare(desc, x, level)
     import dmltile  # the package's public compile(), whichever backends this build has
 
     try:
         op = dmltile.compile(desc, level, backend=backend)
-        y = op(x)
+        y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding) if buffers else op(x)
     except DmlTileError as e:
         raise fail(str(e)) from None
     provider = getattr(op, "provider", backend)
@@ -101,10 +111,44 @@ def run_cmd(
             raise fail(f"--output {output}: cannot write ({e.strerror or e})") from None
         console.print(f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}", highlight=False)
     else:
-        console.print(f"ran on {where}: input {list(x.shape)} {x.dtype} -> output {list(y.shape)} {y.dtype}", highlight=False)
+        source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
+        console.print(f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False)
         console.print(np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width), highlight=False,
                       markup=False)
     raise typer.Exit(EXIT_OK)
+
+
+def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output_buffer: Optional[Path],
+                 poison_padding: bool) -> np.ndarray:
+    """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
+    from ..executors.base import pack_tensor, strided
+
+    if input_buffer is not None:
+        try:
+            in_bytes = np.fromfile(readable_file(input_buffer), dtype=np.uint8)
+        except OSError as e:
+            raise fail(f"--input-buffer {input_buffer}: cannot read ({e.strerror or e})") from None
+    else:
+        in_bytes = pack_tensor(desc.input, x)
+    out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
+    op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
+    padding = desc.output.total_tensor_size_in_bytes - int(np.count_nonzero(_addressed(desc)))
+    note = f", {padding} padding bytes" + (" poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else "")
+    if output_buffer is not None:
+        try:
+            out_bytes.tofile(output_buffer)
+        except OSError as e:
+            raise fail(f"--output-buffer {output_buffer}: cannot write ({e.strerror or e})") from None
+        console.print(f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False)
+    else:
+        console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
+    return strided(out_bytes, desc.output).view(desc.output.data_type.numpy_dtype).copy()
+
+
+def _addressed(desc: OperatorDesc) -> np.ndarray:
+    from ..executors.base import addressed_mask
+
+    return addressed_mask(desc.output)
 
 
 def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:

@@ -104,6 +104,27 @@ def strided(view: np.ndarray, t: BufferTensorDesc) -> np.ndarray:
     return np.ndarray(t.sizes, np.dtype(f"u{width}"), view, 0, byte_strides)
 
 
+def pack_tensor(t: BufferTensorDesc, x: np.ndarray) -> np.ndarray:
+    """A zeroed byte buffer of ``t``'s TotalTensorSizeInBytes with array ``x`` (``t``'s Sizes) placed
+    where ``t``'s Strides put each element: what an application uploads before a dispatch.
+
+    Elements that share an address (stride 0, a broadcast input) must hold the same bits; an ``x``
+    whose values disagree there cannot be expressed by the descriptor and is refused, naming the index.
+    """
+    width = t.data_type.element_size
+    bits = np.ascontiguousarray(x).view(f"u{width}")
+    buf = np.zeros(t.total_tensor_size_in_bytes, np.uint8)
+    view = strided(buf, t)
+    view[...] = bits
+    differs = np.argwhere(view != bits)
+    if differs.size:
+        index = [int(i) for i in differs[0]]
+        raise DmlTileError(f"input element {index} shares its buffer element with another index under Strides "
+                           f"{list(t.effective_strides)}, but holds a different value; a broadcast input must "
+                           "repeat its values along stride-0 axes")
+    return buf
+
+
 def buffer_views(desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool) -> tuple[np.ndarray, np.ndarray]:
     """Checked uint8 views of both buffers; with ``poison_padding`` the output region is pre-filled with
     POISON_BYTE, so the bytes the copy does not address keep the marker."""
