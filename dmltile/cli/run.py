@@ -22,16 +22,24 @@ MAX_ARRAY_BYTES = 1 << 30  # the CLI refuses to allocate more than this for an i
 
 def seeded_input(desc: OperatorDesc, seed: int) -> np.ndarray:
     """A deterministic input of the descriptor's Sizes and DataType: normal floats, or integers
-    in -100..100 (0..100 for unsigned types), small enough to read in the printed output."""
-    dtype = desc.input.data_type.numpy_dtype
+    in -100..100 (0..100 for unsigned types), small enough to read in the printed output.
+
+    Values are drawn per element of the input buffer and read through the input's Strides, so a
+    broadcast (stride-0) input repeats its values as a real buffer would; packed inputs get the
+    values in order."""
+    t = desc.input
+    dtype = t.data_type.numpy_dtype
     if dtype is None:
-        raise fail(f"InputTensor.DataType {desc.input.data_type.name} has no NumPy type, so no input can be made")
+        raise fail(f"InputTensor.DataType {t.data_type.name} has no NumPy type, so no input can be made")
     rng = np.random.default_rng(seed)
-    shape = tuple(desc.input.sizes)
+    count = max(t.total_tensor_size_in_bytes // dtype.itemsize, 1)
     if dtype.kind == "f":
-        return rng.standard_normal(shape).astype(dtype)
-    info = np.iinfo(dtype)
-    return rng.integers(max(int(info.min), -100), 100, size=shape, dtype=dtype, endpoint=True)
+        values = rng.standard_normal(count).astype(dtype)
+    else:
+        info = np.iinfo(dtype)
+        values = rng.integers(max(int(info.min), -100), 100, size=count, dtype=dtype, endpoint=True)
+    strides = tuple(s * dtype.itemsize for s in t.effective_strides)
+    return np.ndarray(tuple(t.sizes), dtype, values, 0, strides).copy()
 
 
 def load_input(path: Path) -> np.ndarray:
@@ -47,7 +55,7 @@ def load_input(path: Path) -> np.ndarray:
 def check_budget(desc: OperatorDesc) -> None:
     """Refuse tensors too large to hold in memory here, before anything is allocated."""
     for name, t in (("InputTensor", desc.input), ("OutputTensor", desc.output)):
-        need = math.prod(t.sizes) * max(t.data_type.element_size, 1)
+        need = max(math.prod(t.sizes) * max(t.data_type.element_size, 1), t.total_tensor_size_in_bytes)
         if need > MAX_ARRAY_BYTES:
             raise fail(f"{name} holds {need} bytes; `dmltile run` works on at most {MAX_ARRAY_BYTES} bytes per tensor")
 
