@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 
 from .enums import DataType
+from .document import InputError
 from .errors import DmlTileError
+from .npy import read_npy
 
 MAX_OUTPUT_BYTES = 512 * 1024 * 1024
 _HEADER = re.compile(r"^Resource '(?P<name>[^'\n]*)':(?P<sep> ?)", re.M)
@@ -211,9 +213,9 @@ def compare_npy(written: np.ndarray, expected: np.ndarray) -> Comparison:
 def load_expected(path: str | Path) -> np.ndarray:
     """An expected.npy (any shape; compared flat). Raises UnreadableOutput when it cannot be used."""
     try:
-        array = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise UnreadableOutput(f"{path}: cannot read a .npy file ({e})") from None
+        array = read_npy(path)
+    except InputError as e:
+        raise UnreadableOutput(str(e)) from None
     try:
         DataType.from_numpy(array.dtype)
     except ValueError:

@@ -183,3 +183,21 @@ def test_buffer_options_misused_exit_2(tmp_path, extra):
     extra = [str(tmp_path / e) if e.endswith(".bin") else e for e in extra]
     result = invoke("run", DOC_EXAMPLE, *extra)
     assert result.exit_code == 2
+
+
+@pytest.mark.parametrize("kind", ["json", "objects", "truncated", "directory"])
+def test_input_that_is_not_a_plain_npy_array_gets_a_clear_line(tmp_path, kind):
+    path = tmp_path / "x.npy"
+    if kind == "json":
+        path = DOC_EXAMPLE
+    elif kind == "objects":
+        np.save(path, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    elif kind == "truncated":
+        np.save(path, np.zeros((1, 1, 2, 3), np.float32))
+        path.write_bytes(path.read_bytes()[:-8])
+    else:
+        path = tmp_path
+    result = invoke("run", DOC_EXAMPLE, "--input", path)
+    expected = {"json": "not a .npy file", "objects": "Python objects", "truncated": "not a readable .npy array",
+                "directory": "directory"}[kind]
+    assert result.exit_code == 2 and expected in result.output

@@ -15,7 +15,8 @@ from .. import dxdispatch as dx
 from ..document import InputError, load
 from ..dxdispatch_print import UnreadableOutput, compare_dxdispatch
 from ..errors import DescriptorError, DmlTileError
-from ..document import read_source
+from ..document import InputError, read_source
+from ..npy import read_npy
 from ..report import Issue, ValidationReport
 from ..validation import validate
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
@@ -23,9 +24,9 @@ from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, f
 
 def _read_input(path: Path) -> np.ndarray:
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError) as e:
-        raise fail(f"--input {path}: cannot read a .npy file ({e})")
+        return read_npy(path)
+    except InputError as e:
+        raise fail(f"--input {e}") from None
 
 
 def _write_expected(model: dict, model_file: Path) -> tuple[Path, int]:

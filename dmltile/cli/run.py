@@ -9,7 +9,8 @@ from typing import Optional
 import numpy as np
 import typer
 
-from ..document import load
+from ..document import InputError, load
+from ..npy import read_npy
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
 from ..validation import DEFAULT_FEATURE_LEVEL, validate
@@ -45,11 +46,9 @@ def seeded_input(desc: OperatorDesc, seed: int) -> np.ndarray:
 def load_input(path: Path) -> np.ndarray:
     """An array from a .npy file (no pickles); exit 2 with the reason when it cannot be read."""
     try:
-        return np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise fail(f"--input {path}: no such file") from None
-    except (OSError, ValueError, EOFError) as e:
-        raise fail(f"--input {path}: not a readable .npy array ({e})") from None
+        return read_npy(path)
+    except InputError as e:
+        raise fail(f"--input {e}") from None
 
 
 def check_budget(desc: OperatorDesc) -> None:
