@@ -1,11 +1,12 @@
 """``doctor_report()``: what this machine offers dmltile (Python, NumPy, onnxruntime and its
-execution providers, whether DirectML can run here, the OS)."""
+execution providers, whether DirectML can run here, the GPU adapters, the OS)."""
 
 from __future__ import annotations
 
 import importlib
 import importlib.metadata
 import platform
+import subprocess
 import sys
 from typing import Any
 
@@ -52,6 +53,26 @@ def _dml_session_works() -> tuple[bool, str]:
         return False, f"{type(e).__name__}: {e}"
 
 
+ADAPTER_QUERY = "Get-CimInstance Win32_VideoController | ForEach-Object { $_.Name }"
+
+
+def gpu_adapters() -> dict[str, Any]:
+    """The display adapters Windows knows (names, from WMI's Win32_VideoController via PowerShell;
+    DirectML runs on a DirectX 12 one, or on the WARP software adapter when none is). Elsewhere an
+    empty list and the reason."""
+    if sys.platform != "win32":
+        return {"names": [], "reason": f"DirectX 12 adapters are listed on Windows only; this is {platform.system()}"}
+    try:
+        run = subprocess.run(["powershell", "-NoProfile", "-NonInteractive", "-Command", ADAPTER_QUERY],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return {"names": [], "reason": f"could not ask Windows for its adapters: {e}"}
+    names = [line.strip() for line in run.stdout.splitlines() if line.strip()]
+    if run.returncode != 0 or not names:
+        return {"names": names, "reason": f"PowerShell answered {run.returncode}: {run.stderr.strip()[:200] or 'no adapters'}"}
+    return {"names": names, "reason": "Win32_VideoController"}
+
+
 def doctor_report() -> dict[str, Any]:
     """Facts about this machine as plain data (what ``dmltile doctor --json`` prints)."""
     from . import __version__
@@ -81,4 +102,5 @@ def doctor_report() -> dict[str, Any]:
     else:
         usable, reason = _dml_session_works()
     report["directml"] = {"usable": usable, "reason": reason}
+    report["gpu_adapters"] = gpu_adapters()
     return report

@@ -6,6 +6,7 @@ import platform
 import sys
 
 import numpy as np
+import pytest
 
 import dmltile
 
@@ -73,3 +74,17 @@ def test_every_command_has_help_with_an_example():
     for command in ("validate", "explain", "run", "new", "fmt", "schema", "levels", "rules", "doctor"):
         result = invoke(command, "--help")
         assert result.exit_code == 0 and f"Example: dmltile {command}" in result.stdout, command
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="checks the non-Windows answer")
+def test_doctor_says_why_no_adapters_are_listed_off_windows():
+    adapters = dmltile.doctor_report()["gpu_adapters"]
+    assert adapters["names"] == [] and "Windows only" in adapters["reason"]
+    assert "GPU adapters" in invoke("doctor").stdout
+
+
+@pytest.mark.directml
+@pytest.mark.skipif(sys.platform != "win32", reason="GPU adapters are listed through Windows' WMI; this is not Windows")
+def test_doctor_lists_the_windows_adapters():
+    adapters = dmltile.doctor_report()["gpu_adapters"]
+    assert adapters["names"], adapters["reason"]  # a runner without a GPU still has a basic display adapter

@@ -98,6 +98,7 @@ def doctor_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSO
          if ort_info["version"] else "not installed (pip install 'dmltile[onnx]')"),
         ("providers", ", ".join(ort_info["providers"]) or "-"),
         ("DirectML", ("[green]usable[/]: " if dml["usable"] else "[yellow]not usable[/]: ") + dml["reason"]),
+        ("GPU adapters", ", ".join(report["gpu_adapters"]["names"]) or f"none listed: {report['gpu_adapters']['reason']}"),
         ("openvino", report["openvino"] or "not installed (pip install 'dmltile[openvino]')"),
     ]
     for name, value in rows:
