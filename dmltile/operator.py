@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from .display import NotebookDisplay
 from .enums import OperatorType
+from .errors import DmlTileError
 from .shape import tile_output_sizes
 from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, UInt32, enum_field
 
@@ -106,12 +107,17 @@ def tile_desc(
     strides: Sequence[int] | None = None,
 ) -> OperatorDesc:
     """A correct Tile descriptor: the input as given (packed unless ``strides``), a packed output
-    of ``input_sizes * repeats``, and every count and byte size computed."""
-    out_sizes = tile_output_sizes(input_sizes, repeats)
-    return OperatorDesc.model_validate(
-        {
-            "InputTensor": BufferTensorDesc.packed(dtype, input_sizes, strides).model_dump(by_alias=True),
-            "OutputTensor": BufferTensorDesc.packed(dtype, out_sizes).model_dump(by_alias=True),
-            "Repeats": list(repeats),
-        }
-    )
+    of ``input_sizes * repeats``, and every count and byte size computed.
+
+    Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
+    type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
+    """
+    from .document import load  # document imports this module
+
+    if len(input_sizes) != len(repeats):
+        raise DmlTileError(f"{len(repeats)} repeats for {len(input_sizes)} input sizes; give one repeat per dimension")
+    return load({
+        "InputTensor": {"DataType": dtype, "Sizes": list(input_sizes), "Strides": None if strides is None else list(strides)},
+        "OutputTensor": {"DataType": dtype, "Sizes": list(tile_output_sizes(input_sizes, repeats))},
+        "Repeats": list(repeats),
+    })

@@ -110,3 +110,19 @@ def test_overlapping_strides_against_enumeration(sizes, strides, expected):
 
 def test_element_count():
     assert dmltile.tile_desc([2, 3, 4], [1, 2, 3]).output.element_count == math.prod([2, 6, 12])
+
+
+@pytest.mark.parametrize("args,code,path", [
+    (([2**31], [4]), "DML004", "Desc.OutputTensor.Desc.Sizes[0]"),
+    (([2, -1], [1, 1]), "DML004", "Desc.InputTensor.Desc.Sizes[1]"),
+    (([2, 3], [2, 2], "BOOL"), "DML005", "Desc.InputTensor.Desc.DataType"),
+])
+def test_tile_desc_refuses_impossible_values_with_canonical_paths(args, code, path):
+    with pytest.raises(dmltile.DescriptorError) as e:
+        dmltile.tile_desc(*args)
+    assert (e.value.issues[0].code, e.value.issues[0].path) == (code, path)
+
+
+def test_tile_desc_needs_one_repeat_per_dimension():
+    with pytest.raises(dmltile.DmlTileError, match="2 repeats for 3 input sizes"):
+        dmltile.tile_desc([1, 2, 3], [2, 2])

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from pydantic import ValidationError
 
-from ..document import InputError, issues_from_pydantic, parse
+from ..document import InputError, parse
+from ..errors import DescriptorError
 from ..enums import DataType, EnumParseError
 from ..operator import tile_desc
 from ..schema import document_schema
@@ -57,8 +57,8 @@ def new_cmd(
         raise fail(f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; use one of {', '.join(e.choices[:14])}") from None
     try:
         desc = tile_desc(in_sizes, reps, dtype=data_type, strides=in_strides)
-    except ValidationError as e:  # e.g. an output size past UINT: the options cannot make a descriptor
-        _print_issues(issues_from_pydantic(e.errors()))
+    except DescriptorError as e:  # e.g. an output size past UINT: the options cannot make a descriptor
+        _print_issues(e.issues)
         raise typer.Exit(EXIT_USAGE)
     print(desc.to_json())
     report = validate(desc, level)
