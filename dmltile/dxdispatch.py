@@ -58,7 +58,7 @@ from .executors.base import pack_tensor
 from .enums import OperatorType
 from .errors import DmlTileError
 from .operator import OperatorDesc
-from .tensor import BufferTensorDesc
+from .tensor import BufferTensorDesc, last_element_index
 
 __all__ = [
     "DISPATCHABLE", "INPUT_RESOURCE", "OUTPUT_RESOURCE", "DxDispatchModel", "addressed_element_count",
@@ -86,7 +86,7 @@ def addressed_element_count(t: BufferTensorDesc) -> int:
     """Elements from the buffer's start to the last one the desc addresses (packed: the element count)."""
     if any(s == 0 for s in t.sizes):
         return 0
-    return sum((s - 1) * st for s, st in zip(t.sizes, t.effective_strides)) + 1
+    return last_element_index(t.sizes, t.effective_strides) + 1
 
 
 def _numpy_dtype(t: BufferTensorDesc, role: str) -> np.dtype:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Optional, Sequence
 
+import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -167,9 +168,23 @@ def calc_buffer_tensor_size(data_type: Any, sizes: Sequence[int], strides: Seque
     else:
         if len(strides) != len(sizes):
             raise ValueError(f"{len(strides)} strides for {len(sizes)} sizes")
-        last = sum((int(s) - 1) * int(st) for s, st in zip(sizes, strides))
+        last = last_element_index(sizes, strides)
     size_bytes = ((last + 1) * data_type.bits + 7) // 8
     return (size_bytes + 3) & ~3
+
+
+def last_element_index(sizes: Sequence[int], strides: Sequence[int]) -> int:
+    """``sum((Sizes[i]-1) * Strides[i])``: the element index of a strided tensor's last element."""
+    return sum((int(s) - 1) * int(st) for s, st in zip(sizes, strides))
+
+
+def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """The element offset of every index, in row-major index order (int64; multiply by the
+    element size for bytes). Allocates one int64 per element: callers bound the size first."""
+    offsets = np.zeros(1, dtype=np.int64)
+    for size, stride in zip(sizes, strides):
+        offsets = (offsets[:, None] + np.arange(int(size), dtype=np.int64) * int(stride)).ravel()
+    return offsets
 
 
 def overlapping_strides(sizes: Sequence[int], strides: Sequence[int], exact_limit: int = 1 << 22) -> bool | None:
@@ -190,9 +205,5 @@ def overlapping_strides(sizes: Sequence[int], strides: Sequence[int], exact_limi
         return False
     if math.prod(s for _, s in dims) > exact_limit:
         return None
-    import numpy as np
-
-    offsets = np.zeros(1, dtype=np.int64)
-    for st, s in dims:
-        offsets = (offsets[:, None] + np.arange(s, dtype=np.int64) * st).ravel()
+    offsets = element_offsets([s for _, s in dims], [st for st, _ in dims])
     return bool(np.unique(offsets).size != offsets.size)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
-from ..tensor import BufferTensorDesc, overlapping_strides, packed_strides
+from ..tensor import BufferTensorDesc, element_offsets, overlapping_strides, packed_strides
 
 POISON_BYTE = 0xCD  # what poison_padding writes into output bytes the desc does not address
 
@@ -146,10 +146,7 @@ def scatter_row_major(dst: np.ndarray, t: BufferTensorDesc, values: np.ndarray) 
     where elements share an address, the one last in row-major order wins (deterministic, unlike
     numpy's fancy assignment with repeated indices)."""
     width = t.data_type.element_size
-    offsets = np.zeros((), np.int64)
-    for size, stride in zip(t.sizes, t.effective_strides):
-        offsets = offsets[..., None] + np.arange(size, dtype=np.int64) * stride
-    offsets = offsets.ravel()
+    offsets = element_offsets(t.sizes, t.effective_strides)
     last = offsets.size - 1 - np.unique(offsets[::-1], return_index=True)[1]
     elements = dst[: dst.size // width * width].view(f"u{width}")
     elements[offsets[last]] = values.reshape(-1).view(f"u{width}")[last]
@@ -159,9 +156,7 @@ def addressed_mask(t: BufferTensorDesc) -> np.ndarray:
     """True for every byte of the tensor's TotalTensorSizeInBytes that some element occupies."""
     mask = np.zeros(t.total_tensor_size_in_bytes, dtype=bool)
     elem = t.data_type.element_size
-    offsets = np.zeros(1, dtype=np.int64)
-    for size, stride in zip(t.sizes, t.effective_strides):
-        offsets = (offsets[:, None] + np.arange(size, dtype=np.int64) * stride * elem).ravel()
+    offsets = element_offsets(t.sizes, t.effective_strides) * elem
     for b in range(elem):
         mask[offsets + b] = True
     return mask
