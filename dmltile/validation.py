@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 from .document import Source, parse
 from .enums import EnumParseError, FeatureLevel
@@ -45,12 +45,12 @@ def _output_sizes(desc: OperatorDesc) -> list[int] | None:
     return list(tile_output_sizes(desc.input.sizes, desc.repeats))
 
 
-def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> ValidationReport:
-    """Check a descriptor against every rule at ``feature_level`` (default: the newest level).
+def _has_errors(issues: list[Issue]) -> bool:
+    return any(i.severity == "error" for i in issues)
 
-    Accepts a path, JSON text, a dict or an OperatorDesc. Bad content never raises: it becomes
-    issues in the report. Only input that cannot be read at all (a missing file) raises InputError.
-    """
+
+def _checked(source: Source, feature_level: Any) -> tuple[OperatorDesc | None, ValidationReport]:
+    """Parse once, run every rule; the model (None when it cannot be parsed) and the report."""
     issues: list[Issue] = []
     try:
         level = parse_feature_level(feature_level)
@@ -65,34 +65,42 @@ def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> Vali
         if level is not None:
             issues.extend(level_issues(desc, level))
         sizes = _output_sizes(desc)
-    valid = not any(i.severity == "error" for i in issues)
-    return ValidationReport(valid=valid, feature_level=level, output_sizes=sizes, issues=issues)
+    return desc, ValidationReport(valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues)
+
+
+def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> ValidationReport:
+    """Check a descriptor against every rule at ``feature_level`` (default: the newest level).
+
+    Accepts a path, JSON text, a dict or an OperatorDesc. Bad content never raises: it becomes
+    issues in the report. Only input that cannot be read at all (a missing file) raises InputError.
+    """
+    return _checked(source, feature_level)[1]
 
 
 def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> OperatorDesc:
     """The parsed descriptor when it is valid at ``feature_level``; DescriptorError with every issue otherwise."""
-    report = validate(source, feature_level)
+    desc, report = _checked(source, feature_level)
     if not report.valid:
         raise DescriptorError(report.errors, context=f"descriptor is invalid at {feature_level}: "
                               f"{len(report.errors)} error{'s' * (len(report.errors) != 1)}")
-    desc, _ = parse(source)
     return desc
+
+
+def _accepting_levels(source: Source) -> Iterator[FeatureLevel]:
+    """The known levels at which the descriptor is valid, lowest first (none when it is broken)."""
+    desc, _ = parse(source)
+    if desc is None or _has_errors(descriptor_issues(desc)):
+        return
+    for level in known_levels():
+        if not _has_errors(level_issues(desc, level)):
+            yield level
 
 
 def min_feature_level(source: Source) -> FeatureLevel | None:
     """The lowest feature level at which the descriptor is valid, or None when none accepts it."""
-    desc, parse_issues = parse(source)
-    if desc is None or any(i.severity == "error" for i in descriptor_issues(desc)):
-        return None
-    for level in known_levels():
-        if not any(i.severity == "error" for i in level_issues(desc, level)):
-            return level
-    return None
+    return next(_accepting_levels(source), None)
 
 
 def accepted_levels(source: Source) -> list[FeatureLevel]:
     """Every known feature level at which the descriptor is valid."""
-    desc, _ = parse(source)
-    if desc is None or any(i.severity == "error" for i in descriptor_issues(desc)):
-        return []
-    return [lv for lv in known_levels() if not any(i.severity == "error" for i in level_issues(desc, lv))]
+    return list(_accepting_levels(source))
