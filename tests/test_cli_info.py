@@ -88,3 +88,13 @@ def test_doctor_says_why_no_adapters_are_listed_off_windows():
 def test_doctor_lists_the_windows_adapters():
     adapters = dmltile.doctor_report()["gpu_adapters"]
     assert adapters["names"], adapters["reason"]  # a runner without a GPU still has a basic display adapter
+
+
+def test_the_directml_probe_runs_a_real_tile_or_names_what_is_missing():
+    from dmltile.doctor import _dml_session_works
+
+    usable, reason = _dml_session_works()
+    if "DmlExecutionProvider" in dmltile.backend_info()["providers"]:
+        assert usable, reason
+    else:
+        assert not usable and "DmlExecutionProvider" in reason and "CPUExecutionProvider" in reason

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import DmlTileError, UnsupportedError
 from ..operator import OperatorDesc
+from ..shape import tile_output_sizes
 from .base import CompiledTile, buffer_views, output_aliases, scatter_row_major, strided
 
 PROVIDER_ORDER = ("DmlExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
@@ -74,7 +75,7 @@ def tile_model(input_shape: Sequence[int], repeats: Sequence[int], dtype: Any) -
     from onnx import helper, numpy_helper
 
     elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
-    out_shape = [int(s) * int(r) for s, r in zip(input_shape, repeats)]
+    out_shape = list(tile_output_sizes(input_shape, repeats))
     graph = helper.make_graph(
         [helper.make_node("Tile", ["input", "repeats"], ["output"])],
         "dmltile_tile",
