@@ -128,7 +128,7 @@ def run_cmd(
 def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output_buffer: Optional[Path],
                  poison_padding: bool) -> np.ndarray:
     """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
-    from ..executors.base import pack_tensor, strided
+    from ..executors.base import addressed_mask, pack_tensor, strided
 
     if input_buffer is not None:
         try:
@@ -139,7 +139,7 @@ def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output
         in_bytes = pack_tensor(desc.input, x)
     out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
     op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
-    padding = desc.output.total_tensor_size_in_bytes - int(np.count_nonzero(_addressed(desc)))
+    padding = desc.output.total_tensor_size_in_bytes - int(np.count_nonzero(addressed_mask(desc.output)))
     note = f", {padding} padding bytes" + (" poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else "")
     if output_buffer is not None:
         try:
@@ -150,12 +150,6 @@ def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output
     else:
         console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
     return strided(out_bytes, desc.output).view(desc.output.data_type.numpy_dtype).copy()
-
-
-def _addressed(desc: OperatorDesc) -> np.ndarray:
-    from ..executors.base import addressed_mask
-
-    return addressed_mask(desc.output)
 
 
 def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:
