@@ -23,7 +23,7 @@ from rich.console import Console
 from rich.table import Table
 
 import dmltile
-from dmltile.executors.reference import NumpyTile
+from dmltile.execute.numpy_backend import NumpyTile
 
 HERE = Path(__file__).parent
 CASES = [
@@ -80,7 +80,8 @@ def fill_two(out: np.ndarray) -> None:
 def ort_runner(x: np.ndarray, repeats, out: np.ndarray):
     """onnxruntime CPU's run_with_iobinding on pre-bound buffers, or None when not installed."""
     try:
-        from dmltile.executors.ort import make_session, tile_model
+        from dmltile.execute.ort_backend import make_session, tile_model
+
         session = make_session(tile_model(x.shape, repeats, x.dtype), providers=["CPUExecutionProvider"])
     except Exception as e:  # not installed: the column says so
         return None, str(e).splitlines()[0]
@@ -101,12 +102,23 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     out_bytes = out.nbytes
     large = out_bytes >= 64 << 20
     budget = 4.0 if large else BUDGET_S
-    row = {"case": name, "input": list(in_shape), "repeats": list(repeats), "dtype": dtype, "out_bytes": out_bytes}
+    row = {
+        "case": name,
+        "input": list(in_shape),
+        "repeats": list(repeats),
+        "dtype": dtype,
+        "out_bytes": out_bytes,
+    }
     run, why = ort_runner(x, repeats, out)
     ops = {threads: NumpyTile(desc, threads=threads) for threads in (1, 2)}
-    columns = {"memcpy": lambda: np.copyto(out, src), "fill": lambda: out.fill(0), "fill_2t": lambda: fill_two(out),
-               "np_tile": lambda: np.tile(x, repeats),
-               "dmltile_1t": lambda: ops[1](x, out), "dmltile_2t": lambda: ops[2](x, out)}
+    columns = {
+        "memcpy": lambda: np.copyto(out, src),
+        "fill": lambda: out.fill(0),
+        "fill_2t": lambda: fill_two(out),
+        "np_tile": lambda: np.tile(x, repeats),
+        "dmltile_1t": lambda: ops[1](x, out),
+        "dmltile_2t": lambda: ops[2](x, out),
+    }
     if run:
         columns["ort"] = run
     row.update(interleaved_best(columns, budget))
@@ -133,11 +145,18 @@ def machine() -> dict:
         model = platform.processor() or "unknown"
     try:
         import onnxruntime
+
         ort_version = onnxruntime.__version__
     except ImportError:
         ort_version = None
-    return {"nproc": os.cpu_count(), "cpu": model, "python": platform.python_version(), "numpy": np.__version__,
-            "onnxruntime": ort_version, "platform": platform.platform()}
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "onnxruntime": ort_version,
+        "platform": platform.platform(),
+    }
 
 
 def fmt_time(t: float | None) -> str:
@@ -150,22 +169,45 @@ def ratio(t: float | None, base: float) -> str:
     return "-" if t is None else f"{t / base:.2f}×"
 
 
-HEADERS = ("case", "out", "memcpy", "fill", "fill 2t", "np.tile", "ort CPU", "dmltile 1t", "dmltile 2t",
-           "dmltile/np.tile", "dmltile/ort", "exact")
+HEADERS = (
+    "case",
+    "out",
+    "memcpy",
+    "fill",
+    "fill 2t",
+    "np.tile",
+    "ort CPU",
+    "dmltile 1t",
+    "dmltile 2t",
+    "dmltile/np.tile",
+    "dmltile/ort",
+    "exact",
+)
 
 
 def cells(r: dict) -> list[str]:
     """One row: the memcpy time, every column as a ratio of it, then dmltile's best against its peers."""
     best = min(r["dmltile_1t"], r["dmltile_2t"])
-    floors = [ratio(r[k], r["memcpy"]) for k in ("fill", "fill_2t", "np_tile", "ort", "dmltile_1t", "dmltile_2t")]
-    return [f"{r['case']} {r['dtype']}", human(r["out_bytes"]), fmt_time(r["memcpy"]), *floors,
-            ratio(best, r["np_tile"]), ratio(best, r["ort"]) if r["ort"] else "-", "yes" if r["exact"] else "NO"]
+    floors = [
+        ratio(r[k], r["memcpy"]) for k in ("fill", "fill_2t", "np_tile", "ort", "dmltile_1t", "dmltile_2t")
+    ]
+    return [
+        f"{r['case']} {r['dtype']}",
+        human(r["out_bytes"]),
+        fmt_time(r["memcpy"]),
+        *floors,
+        ratio(best, r["np_tile"]),
+        ratio(best, r["ort"]) if r["ort"] else "-",
+        "yes" if r["exact"] else "NO",
+    ]
 
 
 def table(rows: list[dict], info: dict) -> Table:
     """The rich table of every case."""
-    t = Table(title=f"Tile, time per call as a ratio of the memcpy floor — {info['cpu']}, {info['nproc']} cores, "
-                    f"numpy {info['numpy']}, onnxruntime {info['onnxruntime']}")
+    t = Table(
+        title=f"Tile, time per call as a ratio of the memcpy floor — {info['cpu']}, {info['nproc']} cores, "
+        f"numpy {info['numpy']}, onnxruntime {info['onnxruntime']}"
+    )
     for col in HEADERS:
         t.add_column(col, justify="left" if col == "case" else "right")
     for r in rows:
@@ -180,29 +222,65 @@ def targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
     for r in rows:
         if r["out_bytes"] < 4096:
             ok = r["dmltile_1t"] <= 0.5 * r["np_tile"] and (r["ort"] is None or r["dmltile_1t"] <= r["ort"])
-            out.append((f"{r['case']}: fixed cost <= 0.5x np.tile and <= ort",
-                        f"{r['dmltile_1t'] / r['np_tile']:.2f}x np.tile, "
-                        + (f"{r['dmltile_1t'] / r['ort']:.2f}x ort" if r["ort"] else "ort absent"), ok))
-    medium = [(("medium f32", "float32"), 0.9), (("medium f16", "float16"), 1.6), (("medium int8", "int8"), 1.6)]
+            out.append(
+                (
+                    f"{r['case']}: fixed cost <= 0.5x np.tile and <= ort",
+                    f"{r['dmltile_1t'] / r['np_tile']:.2f}x np.tile, "
+                    + (f"{r['dmltile_1t'] / r['ort']:.2f}x ort" if r["ort"] else "ort absent"),
+                    ok,
+                )
+            )
+    medium = [
+        (("medium f32", "float32"), 0.9),
+        (("medium f16", "float16"), 1.6),
+        (("medium int8", "int8"), 1.6),
+    ]
     for key, limit in medium:
         r = by[key]
-        out.append((f"{key[0]}: <= {limit}x memcpy", f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
-                    r["dmltile_1t"] <= limit * r["memcpy"]))
+        out.append(
+            (
+                f"{key[0]}: <= {limit}x memcpy",
+                f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
+                r["dmltile_1t"] <= limit * r["memcpy"],
+            )
+        )
     for r in rows:
         if r["out_bytes"] >= 256 << 20:
-            out.append((f"{r['case']}: one thread <= 0.8x memcpy", f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
-                        r["dmltile_1t"] <= 0.8 * r["memcpy"]))
+            out.append(
+                (
+                    f"{r['case']}: one thread <= 0.8x memcpy",
+                    f"{r['dmltile_1t'] / r['memcpy']:.2f}x",
+                    r["dmltile_1t"] <= 0.8 * r["memcpy"],
+                )
+            )
             floor = min(r["fill"], r["fill_2t"])
-            out.append((f"{r['case']}: two threads near the fill floor (<= 1.1x the faster of fill 1t/2t)",
-                        f"{r['dmltile_2t'] / floor:.2f}x", r["dmltile_2t"] <= 1.1 * floor))
+            out.append(
+                (
+                    f"{r['case']}: two threads near the fill floor (<= 1.1x the faster of fill 1t/2t)",
+                    f"{r['dmltile_2t'] / floor:.2f}x",
+                    r["dmltile_2t"] <= 1.1 * floor,
+                )
+            )
     r = by[("8-D tiny chunks", "float32")]
     if r["ort"]:
-        out.append(("8-D tiny chunks: within 3x of ort", f"{r['dmltile_1t'] / r['ort']:.2f}x",
-                    r["dmltile_1t"] <= 3 * r["ort"]))
-    vs_tile = {r["case"] + " " + r["dtype"]: min(r["dmltile_1t"], r["dmltile_2t"]) / r["np_tile"] for r in rows}
+        out.append(
+            (
+                "8-D tiny chunks: within 3x of ort",
+                f"{r['dmltile_1t'] / r['ort']:.2f}x",
+                r["dmltile_1t"] <= 3 * r["ort"],
+            )
+        )
+    vs_tile = {
+        r["case"] + " " + r["dtype"]: min(r["dmltile_1t"], r["dmltile_2t"]) / r["np_tile"] for r in rows
+    }
     worst = max(vs_tile, key=vs_tile.get)
-    out.append(("faster than np.tile everywhere", f"worst {vs_tile[worst]:.2f}x ({worst})",
-                all(v < 1 for v in vs_tile.values())))
+    out.append(
+        (
+            "faster than np.tile everywhere",
+            f"worst {vs_tile[worst]:.2f}x ({worst})",
+            all(v < 1 for v in vs_tile.values()),
+        )
+    )
     return out
 
 
@@ -232,20 +310,30 @@ def main() -> None:
     console.print(table(rows, info))
     tiny = [r for r in rows if r["out_bytes"] < 4096]
     for r in tiny:
-        console.print(f"fixed cost {r['case']}: dmltile op(x, out) {fmt_time(r['dmltile_1t'])}, op(x) "
-                      f"{fmt_time(r['dmltile_new_out'])}, np.tile {fmt_time(r['np_tile'])}, "
-                      f"ort iobinding {fmt_time(r['ort'])}")
+        console.print(
+            f"fixed cost {r['case']}: dmltile op(x, out) {fmt_time(r['dmltile_1t'])}, op(x) "
+            f"{fmt_time(r['dmltile_new_out'])}, np.tile {fmt_time(r['np_tile'])}, "
+            f"ort iobinding {fmt_time(r['ort'])}"
+        )
     verdicts = targets(rows)
     for name, measured, ok in verdicts:
         console.print(f"{'[green]met   [/]' if ok else '[red]missed[/]'} {name}: {measured}")
     notes = {r["ort_note"] for r in rows if r["ort_note"]}
     for note in notes:
         console.print(f"onnxruntime column skipped: {note}")
-    (HERE / "results.json").write_text(json.dumps({"machine": info, "rows": rows, "targets": verdicts,
-                                                   "seconds": time.perf_counter() - start}, indent=2))
+    (HERE / "results.json").write_text(
+        json.dumps(
+            {"machine": info, "rows": rows, "targets": verdicts, "seconds": time.perf_counter() - start},
+            indent=2,
+        )
+    )
     if "--markdown" in sys.argv:
         print(markdown(rows))
-        print("\n".join(f"| {name} | {measured} | {'met' if ok else 'missed'} |" for name, measured, ok in verdicts))
+        print(
+            "\n".join(
+                f"| {name} | {measured} | {'met' if ok else 'missed'} |" for name, measured, ok in verdicts
+            )
+        )
     console.print(f"wrote {HERE / 'results.json'} in {time.perf_counter() - start:.0f} s")
 
 

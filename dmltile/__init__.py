@@ -1,23 +1,92 @@
-"""dmltile: validate, execute, lower and explain DirectML's Tile operator descriptors."""
+"""dmltile: validate, execute, lower and explain DirectML's Tile operator descriptors.
 
-from .enums import DataType, FeatureLevel, OperatorType, TensorFlags, TensorType
-from .errors import DescriptorError, DmlTileError, FrameworkError, LoweringError, UnsupportedError
-from .operator import OperatorDesc, TileOperatorDesc, tile_desc
-from .shape import input_index, tile_output_sizes
-from .tensor import BufferTensorDesc, TensorDesc, calc_buffer_tensor_size
+This module is the public API. The code lives in one folder per layer, each importing only from
+the layers below it: core -> validate -> execute -> lower -> interop -> teach -> cli. The functions
+``validate``, ``execute`` and ``lower`` share their names with the layer packages; the names here
+are the functions (reach a layer's modules with ``from dmltile.execute import limits``).
+"""
+
+from .core.enums import DataType, FeatureLevel, OperatorType, TensorFlags, TensorType
+from .core.operator import OperatorDesc, TileOperatorDesc
+from .core.shape import input_index, tile_output_sizes
+from .core.tensor import BufferTensorDesc, TensorDesc, calc_buffer_tensor_size
+from .errors import (
+    DescriptorError,
+    DmlTileError,
+    FrameworkError,
+    InputError,
+    LoweringError,
+    OutputTooLargeError,
+    UnsupportedError,
+)
+from .execute.compare import BackendComparison, compare_backends
+from .execute.compile import CompiledTile, compile, execute
+from .execute.doctor import doctor_report
+from .execute.ort_backend import backend_info
+from .interop.dxdispatch_export import to_dxdispatch
+from .lower.lowering import LoweringPlan, lower
+from .lower.model_check import TileNodeReport, check_model
+from .teach.explain import Explanation, explain, map_index
+from .validate.api import accepted_levels, check, min_feature_level, validate
+from .validate.build import tile_desc
+from .validate.document import load, parse
+from .validate.dxdispatch_models import DxDispatchModel, from_dxdispatch
+from .validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level, tile_support
+from .validate.report import Issue, ValidationReport
+from .validate.rules import RULES
 
 __version__ = "0.1.0"
-from .document import InputError, load, parse
-from .feature_levels import known_levels, tile_support
-from .report import Issue, ValidationReport
-from .rules import RULES
-from .validation import accepted_levels, check, min_feature_level, parse_feature_level, validate
-from .compiled import CompiledTile, compile, execute
-from .compare import BackendComparison, compare_backends
-from .executors.limits import OutputTooLargeError
-from .executors.ort import backend_info
-from .lowering import LoweringPlan, lower
-from .lowering.model import TileNodeReport, check_model
-from .dxdispatch import DxDispatchModel, from_dxdispatch, to_dxdispatch
-from .explain import map_index  # dmltile.explain stays the module: from dmltile.explain import explain
-from .doctor import doctor_report
+
+__all__ = [
+    "DEFAULT_FEATURE_LEVEL",
+    "RULES",
+    "BackendComparison",
+    "BufferTensorDesc",
+    "CompiledTile",
+    "DataType",
+    "DescriptorError",
+    "DmlTileError",
+    "DxDispatchModel",
+    "Explanation",
+    "FeatureLevel",
+    "FrameworkError",
+    "InputError",
+    "Issue",
+    "LoweringError",
+    "LoweringPlan",
+    "OperatorDesc",
+    "OperatorType",
+    "OutputTooLargeError",
+    "TensorDesc",
+    "TensorFlags",
+    "TensorType",
+    "TileNodeReport",
+    "TileOperatorDesc",
+    "UnsupportedError",
+    "ValidationReport",
+    "__version__",
+    "accepted_levels",
+    "backend_info",
+    "calc_buffer_tensor_size",
+    "check",
+    "check_model",
+    "compare_backends",
+    "compile",
+    "doctor_report",
+    "execute",
+    "explain",
+    "from_dxdispatch",
+    "input_index",
+    "known_levels",
+    "load",
+    "lower",
+    "map_index",
+    "min_feature_level",
+    "parse",
+    "parse_feature_level",
+    "tile_desc",
+    "tile_output_sizes",
+    "tile_support",
+    "to_dxdispatch",
+    "validate",
+]

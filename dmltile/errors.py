@@ -1,25 +1,54 @@
-"""The exceptions dmltile raises. All derive from DmlTileError, a ValueError."""
+"""Every exception dmltile raises. All derive from DmlTileError, a ValueError.
+
+This module imports nothing from the rest of dmltile, so every layer may raise these.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .validation import Issue
+
+class IssueLike(Protocol):
+    """What an error needs of a validation issue (``dmltile.Issue`` has these fields)."""
+
+    code: str
+    path: str
+    message: str
+    hint: str
 
 
 class DmlTileError(ValueError):
     """Base of every dmltile error."""
 
 
+class InputError(DmlTileError):
+    """The input could not be read at all (missing file, a directory, unreadable bytes)."""
+
+
+class EnumParseError(DmlTileError):
+    """A value that names no member of a DirectML enum."""
+
+    def __init__(self, enum_name: str, value: Any, choices: list[str]):
+        self.enum_name, self.value, self.choices = enum_name, value, choices
+        super().__init__(f"{value!r} is not a {enum_name}; use one of {', '.join(choices)}")
+
+
 class DescriptorError(DmlTileError):
     """A descriptor that cannot be parsed, or that DirectML would reject. ``.issues`` lists why."""
 
-    def __init__(self, issues: Sequence["Issue"], context: str = ""):
+    def __init__(self, issues: Sequence[IssueLike], context: str = ""):
         self.issues = list(issues)
-        lines = [f"{i.code} {i.path}: {i.message}" + (f" (fix: {i.hint})" if i.hint else "") for i in self.issues]
-        head = context or f"descriptor is invalid ({len(self.issues)} issue{'s' if len(self.issues) != 1 else ''})"
+        lines = [
+            f"{i.code} {i.path}: {i.message}" + (f" (fix: {i.hint})" if i.hint else "") for i in self.issues
+        ]
+        plural = "s" if len(self.issues) != 1 else ""
+        head = context or f"descriptor is invalid ({len(self.issues)} issue{plural})"
         super().__init__(head + ("\n  " + "\n  ".join(lines) if lines else ""))
+
+
+class OutputTooLargeError(DmlTileError):
+    """An output larger than the memory cap (raised by compile(), before any allocation)."""
 
 
 class LoweringError(DmlTileError):
@@ -32,3 +61,7 @@ class FrameworkError(LoweringError):
 
 class UnsupportedError(DmlTileError):
     """A well-formed request that DirectML cannot express (strings, sizes past its limits, ...)."""
+
+
+class UnreadableOutput(DmlTileError):
+    """DxDispatch's printed output could not be read (no such resource, garbled values, truncated)."""

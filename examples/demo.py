@@ -23,7 +23,11 @@ def main() -> None:
         cells = []
         for level in LEVELS:
             report = dmltile.validate(path, feature_level=level)
-            cells.append("[green]ok[/]" if report.valid else "[red]" + " ".join(sorted({i.code for i in report.errors})) + "[/]")
+            cells.append(
+                "[green]ok[/]"
+                if report.valid
+                else "[red]" + " ".join(sorted({i.code for i in report.errors})) + "[/]"
+            )
         lowest = dmltile.min_feature_level(path)
         table.add_row(path.name, *cells, lowest.dotted if lowest else "[red]none[/]")
     console.print(table)
@@ -34,7 +38,8 @@ def main() -> None:
 
     # `dmltile explain` and `dmltile run` of the DirectML documentation's example, from Python.
     import numpy as np
-    from dmltile.explain import explain
+
+    from dmltile import explain
 
     doc = HERE / "doc_example.json"
     console.print(f"\n[bold]{doc.name}[/], explained (output index [0, 0, 4, 7] traced back):")

@@ -32,8 +32,14 @@ def script(*args: str, cwd: Path | None = None, timeout: float = 60) -> subproce
     """Run the installed console script as a real subprocess."""
     if not SCRIPT.exists():
         pytest.skip(f"the dmltile script is not installed next to {sys.executable} (pip install -e .)")
-    return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, cwd=cwd or ROOT,
-                          timeout=timeout, env={**os.environ, "COLUMNS": "100"})
+    return subprocess.run(
+        [str(SCRIPT), *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "100"},
+    )
 
 
 def json_out(text: str):
@@ -53,10 +59,29 @@ PAGE_ROWS = [
     ("1.0", {4}, {"FLOAT32", "FLOAT16"}),
     ("2.1", {4}, {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"}),
     ("3.1", set(range(1, 9)), {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"}),
-    ("4.1", set(range(1, 9)), {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8",
-                               "INT64", "UINT64"}),
+    (
+        "4.1",
+        set(range(1, 9)),
+        {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8", "INT64", "UINT64"},
+    ),
 ]
-LEVELS = ["1.0", "2.0", "2.1", "3.0", "3.1", "4.0", "4.1", "5.0", "5.1", "5.2", "6.0", "6.1", "6.2", "6.3", "6.4"]
+LEVELS = [
+    "1.0",
+    "2.0",
+    "2.1",
+    "3.0",
+    "3.1",
+    "4.0",
+    "4.1",
+    "5.0",
+    "5.1",
+    "5.2",
+    "6.0",
+    "6.1",
+    "6.2",
+    "6.3",
+    "6.4",
+]
 
 
 def page_accepts(level: str, dims: int, dtype: str) -> bool:

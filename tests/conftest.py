@@ -7,12 +7,30 @@ import pytest
 DOC_EXAMPLE = {
     "Type": "DML_OPERATOR_TILE",
     "Desc": {
-        "InputTensor": {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {
-            "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Flags": "DML_TENSOR_FLAG_NONE", "DimensionCount": 4,
-            "Sizes": [1, 1, 2, 3], "Strides": None, "TotalTensorSizeInBytes": 24, "GuaranteedBaseOffsetAlignment": 0}},
-        "OutputTensor": {"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {
-            "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "Flags": "DML_TENSOR_FLAG_NONE", "DimensionCount": 4,
-            "Sizes": [1, 1, 6, 9], "Strides": None, "TotalTensorSizeInBytes": 216, "GuaranteedBaseOffsetAlignment": 0}},
+        "InputTensor": {
+            "Type": "DML_TENSOR_TYPE_BUFFER",
+            "Desc": {
+                "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+                "Flags": "DML_TENSOR_FLAG_NONE",
+                "DimensionCount": 4,
+                "Sizes": [1, 1, 2, 3],
+                "Strides": None,
+                "TotalTensorSizeInBytes": 24,
+                "GuaranteedBaseOffsetAlignment": 0,
+            },
+        },
+        "OutputTensor": {
+            "Type": "DML_TENSOR_TYPE_BUFFER",
+            "Desc": {
+                "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+                "Flags": "DML_TENSOR_FLAG_NONE",
+                "DimensionCount": 4,
+                "Sizes": [1, 1, 6, 9],
+                "Strides": None,
+                "TotalTensorSizeInBytes": 216,
+                "GuaranteedBaseOffsetAlignment": 0,
+            },
+        },
         "RepeatsCount": 4,
         "Repeats": [1, 1, 3, 3],
     },

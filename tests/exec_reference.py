@@ -11,17 +11,29 @@ import numpy as np
 from hypothesis import strategies as st
 
 # DirectML Tile's data types (DML_TILE_OPERATOR_DESC, feature level 4.1) and their NumPy twins.
-DTYPES = {"FLOAT32": "float32", "FLOAT16": "float16", "UINT32": "uint32", "UINT16": "uint16", "UINT8": "uint8",
-          "INT32": "int32", "INT16": "int16", "INT8": "int8", "UINT64": "uint64", "INT64": "int64"}
+DTYPES = {
+    "FLOAT32": "float32",
+    "FLOAT16": "float16",
+    "UINT32": "uint32",
+    "UINT16": "uint16",
+    "UINT8": "uint8",
+    "INT32": "int32",
+    "INT16": "int16",
+    "INT8": "int8",
+    "UINT64": "uint64",
+    "INT64": "int64",
+}
 SENTINEL = 0xAB
 
 
-def naive_tile(in_bytes: bytes, out_bytes: bytearray, elem: int, in_sizes, in_strides, out_sizes, out_strides) -> None:
+def naive_tile(
+    in_bytes: bytes, out_bytes: bytearray, elem: int, in_sizes, in_strides, out_sizes, out_strides
+) -> None:
     """out[i] = in[i mod s] element by element: element i of a tensor sits at byte sum(i_k*stride_k)*elem."""
     for out_index in itertools.product(*(range(n) for n in out_sizes)):
-        src = sum((o % s) * st for o, s, st in zip(out_index, in_sizes, in_strides)) * elem
-        dst = sum(o * st for o, st in zip(out_index, out_strides)) * elem
-        out_bytes[dst:dst + elem] = in_bytes[src:src + elem]
+        src = sum((o % s) * st for o, s, st in zip(out_index, in_sizes, in_strides, strict=False)) * elem
+        dst = sum(o * st for o, st in zip(out_index, out_strides, strict=False)) * elem
+        out_bytes[dst : dst + elem] = in_bytes[src : src + elem]
 
 
 def dword(n: int) -> int:
@@ -29,7 +41,7 @@ def dword(n: int) -> int:
 
 
 def required_bytes(elem: int, sizes, strides) -> int:
-    return dword((sum((s - 1) * st for s, st in zip(sizes, strides)) + 1) * elem)
+    return dword((sum((s - 1) * st for s, st in zip(sizes, strides, strict=False)) + 1) * elem)
 
 
 @st.composite
@@ -40,7 +52,7 @@ def descriptors(draw, max_out_elements: int = 2048, dtypes=tuple(DTYPES), aliasi
     pick = st.sampled_from([1, 1, 1, 2, 3])
     sizes = [draw(pick) for _ in range(rank)]
     repeats = [draw(pick) for _ in range(rank)]
-    out_sizes = [s * r for s, r in zip(sizes, repeats)]
+    out_sizes = [s * r for s, r in zip(sizes, repeats, strict=False)]
     if math.prod(out_sizes) > max_out_elements:  # keep the per-element reference fast
         repeats = [1] * rank
         out_sizes = list(sizes)
@@ -57,8 +69,18 @@ def descriptors(draw, max_out_elements: int = 2048, dtypes=tuple(DTYPES), aliasi
     in_total = required_bytes(elem, sizes, in_strides) + 4 * draw(st.integers(0, 2))
     out_total = required_bytes(elem, out_sizes, out_strides) + 4 * draw(st.integers(0, 2))
     desc = {
-        "InputTensor": {"DataType": dtype, "Sizes": sizes, "Strides": in_strides, "TotalTensorSizeInBytes": in_total},
-        "OutputTensor": {"DataType": dtype, "Sizes": out_sizes, "Strides": out_strides, "TotalTensorSizeInBytes": out_total},
+        "InputTensor": {
+            "DataType": dtype,
+            "Sizes": sizes,
+            "Strides": in_strides,
+            "TotalTensorSizeInBytes": in_total,
+        },
+        "OutputTensor": {
+            "DataType": dtype,
+            "Sizes": out_sizes,
+            "Strides": out_strides,
+            "TotalTensorSizeInBytes": out_total,
+        },
         "Repeats": repeats,
     }
     return desc
@@ -75,7 +97,9 @@ def _strides(draw, sizes, pad: bool, order) -> list[int]:
     return strides
 
 
-def run_naive(desc: dict, in_buf: bytes, out_len: int, fill: int = SENTINEL, poison: int | None = None) -> bytearray:
+def run_naive(
+    desc: dict, in_buf: bytes, out_len: int, fill: int = SENTINEL, poison: int | None = None
+) -> bytearray:
     """The expected output buffer: ``fill`` everywhere, ``poison`` over TotalTensorSizeInBytes when given,
     then every output element written by the naive loop."""
     t_in, t_out = desc["InputTensor"], desc["OutputTensor"]

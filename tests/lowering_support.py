@@ -7,8 +7,23 @@ import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")  # installed with onnx
 
-FIXED_TYPES = ("float32", "float16", "bfloat16", "float64", "bool", "int8", "int16", "int32", "int64",
-               "uint8", "uint16", "uint32", "uint64", "complex64", "complex128")
+FIXED_TYPES = (
+    "float32",
+    "float16",
+    "bfloat16",
+    "float64",
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "complex64",
+    "complex128",
+)
 
 
 def np_dtype(name: str) -> np.dtype:
@@ -45,10 +60,14 @@ def ort_tile(x: np.ndarray, repeats, opset: int = 13) -> np.ndarray:
 
     et = TensorProto.STRING if x.dtype.kind in "OU" else helper.np_dtype_to_tensor_dtype(x.dtype)
     graph = helper.make_graph(
-        [helper.make_node("Tile", ["x", "repeats"], ["y"])], "tile",
-        [helper.make_tensor_value_info("x", et, list(x.shape)),
-         helper.make_tensor_value_info("repeats", TensorProto.INT64, [len(repeats)])],
-        [helper.make_tensor_value_info("y", et, None)])
+        [helper.make_node("Tile", ["x", "repeats"], ["y"])],
+        "tile",
+        [
+            helper.make_tensor_value_info("x", et, list(x.shape)),
+            helper.make_tensor_value_info("repeats", TensorProto.INT64, [len(repeats)]),
+        ],
+        [helper.make_tensor_value_info("y", et, None)],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])

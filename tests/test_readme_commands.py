@@ -58,10 +58,18 @@ def test_every_cli_example_runs_with_its_exit_status(doc, tmp_path):
     failures = []
     for line, expected in commands(doc):
         command = PREFIX.sub(lambda _: f'"{SCRIPT}"', line)
-        proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "COLUMNS": "100"})
+        proc = subprocess.run(
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "COLUMNS": "100"},
+        )
         if proc.returncode != expected or "Traceback" in proc.stdout + proc.stderr:
-            failures.append(f"{line}\n  exit {proc.returncode}, expected {expected}\n  {proc.stderr.strip()[:500]}")
+            failures.append(
+                f"{line}\n  exit {proc.returncode}, expected {expected}\n  {proc.stderr.strip()[:500]}"
+            )
     assert not failures, "\n".join(failures)
     if (tmp_path / "tile.svg").exists():
         assert (tmp_path / "tile.svg").read_text().lstrip().startswith("<svg")

@@ -17,5 +17,7 @@ def test_the_readme_has_python_examples():
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
 def test_python_block_runs(index):
-    run = subprocess.run([sys.executable, "-c", BLOCKS[index]], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-c", BLOCKS[index]], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
     assert run.returncode == 0, f"block {index}:\n{BLOCKS[index]}\n{run.stderr}"

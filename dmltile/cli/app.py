@@ -5,6 +5,7 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import sys
 
@@ -45,19 +46,25 @@ def main() -> None:
     except Exception as e:  # a bug in dmltile: still one line, unless DMLTILE_DEBUG asks for the traceback
         if os.environ.get("DMLTILE_DEBUG"):
             raise
-        err_console.print(f"internal error ({type(e).__name__}: {e}); this is a dmltile bug, please report it "
-                          "(set DMLTILE_DEBUG=1 for the traceback)", highlight=False, markup=False)
+        err_console.print(
+            f"internal error ({type(e).__name__}: {e}); this is a dmltile bug, please report it "
+            "(set DMLTILE_DEBUG=1 for the traceback)",
+            highlight=False,
+            markup=False,
+        )
         sys.exit(EXIT_USAGE)
 
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
-
-        console.print(f"dmltile {__version__}")
+        console.print(f"dmltile {importlib.metadata.version('dmltile')}")
         raise typer.Exit()
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version.")) -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version."
+    ),
+) -> None:
     """Validate, run, lower and explain DirectML Tile descriptors (DML_TILE_OPERATOR_DESC)."""

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from ..document import InputError, parse
-from ..errors import DescriptorError
-from ..enums import DataType, EnumParseError
-from ..operator import tile_desc
-from ..schema import document_schema
-from ..tensor import UINT32_MAX
-from ..validation import DEFAULT_FEATURE_LEVEL, validate
+from ..core.enums import DataType
+from ..core.tensor import UINT32_MAX
+from ..errors import DescriptorError, EnumParseError, InputError
+from ..validate.api import validate
+from ..validate.build import tile_desc
+from ..validate.document import parse
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.schema import document_schema
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
-from .options import feature_level as parse_level, int_list, readable_file
+from .options import feature_level as parse_level
+from .options import int_list, readable_file
 
 
 def _print_issues(issues) -> None:
@@ -30,8 +31,12 @@ def new_cmd(
     sizes: str = typer.Option(..., "--sizes", help="Input sizes, outermost first, e.g. 1,1,2,3."),
     repeats: str = typer.Option(..., "--repeats", help="Repeats per dimension, e.g. 1,1,3,3."),
     dtype: str = typer.Option("FLOAT32", "--dtype", help="FLOAT32, FLOAT16, INT8, ... (or the full C name)."),
-    strides: Optional[str] = typer.Option(None, "--strides", help="Input strides in elements (default: packed)."),
-    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="Check the result at this level."),
+    strides: str | None = typer.Option(
+        None, "--strides", help="Input strides in elements (default: packed)."
+    ),
+    feature_level: str = typer.Option(
+        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="Check the result at this level."
+    ),
 ) -> None:
     """Print a canonical Tile descriptor: the output desc, counts and byte sizes are computed.
 
@@ -44,22 +49,30 @@ def new_cmd(
     in_sizes, reps = int_list(sizes, "--sizes"), int_list(repeats, "--repeats")
     in_strides = int_list(strides, "--strides") if strides is not None else None
     if len(reps) != len(in_sizes):
-        raise fail(f"--repeats has {len(reps)} values but --sizes has {len(in_sizes)}; give one repeat per dimension")
+        raise fail(
+            f"--repeats has {len(reps)} values but --sizes has {len(in_sizes)}; give one repeat per dimension"
+        )
     if in_strides is not None and len(in_strides) != len(in_sizes):
-        raise fail(f"--strides has {len(in_strides)} values but --sizes has {len(in_sizes)}; give one stride per dimension")
-    for k, (size, rep) in enumerate(zip(in_sizes, reps)):
+        raise fail(
+            f"--strides has {len(in_strides)} values but --sizes has {len(in_sizes)}; give one stride per dimension"
+        )
+    for k, (size, rep) in enumerate(zip(in_sizes, reps, strict=False)):
         if size * rep > UINT32_MAX:
-            raise fail(f"output size {k} would be --sizes {size} * --repeats {rep} = {size * rep}, "
-                       f"past the UINT limit {UINT32_MAX}")
+            raise fail(
+                f"output size {k} would be --sizes {size} * --repeats {rep} = {size * rep}, "
+                f"past the UINT limit {UINT32_MAX}"
+            )
     try:
         data_type = DataType.parse(dtype)
     except EnumParseError as e:
-        raise fail(f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; use one of {', '.join(e.choices[:14])}") from None
+        raise fail(
+            f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; use one of {', '.join(e.choices[:14])}"
+        ) from None
     try:
         desc = tile_desc(in_sizes, reps, dtype=data_type, strides=in_strides)
     except DescriptorError as e:  # e.g. an output size past UINT: the options cannot make a descriptor
         _print_issues(e.issues)
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(EXIT_USAGE) from None
     print(desc.to_json())
     report = validate(desc, level)
     _print_issues(report.issues)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import typer
 
-from ..document import InputError
-from ..lowering.model import check_model
-from ..validation import parse_feature_level
+from ..errors import InputError
+from ..lower.model_check import check_model
+from ..validate.levels import parse_feature_level
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
 
 COLOURS = {"dispatch": "green", "empty": "cyan", "unsupported": "yellow", "invalid": "red"}
@@ -33,27 +33,45 @@ def check_cmd(
     try:
         reports = check_model(model, feature_level)
     except InputError as e:
-        raise fail(str(e), EXIT_USAGE)
+        raise fail(str(e), EXIT_USAGE) from None
     except ValueError as e:
-        raise fail(str(e), EXIT_USAGE)
+        raise fail(str(e), EXIT_USAGE) from None
     status = EXIT_OK if all(r.status in ("dispatch", "empty") for r in reports) else EXIT_INVALID
     level = parse_feature_level(feature_level).dotted
     if as_json:
-        print(json.dumps({"model": str(model), "feature_level": level, "nodes": [r.to_dict() for r in reports]}, indent=2))
+        print(
+            json.dumps(
+                {"model": str(model), "feature_level": level, "nodes": [r.to_dict() for r in reports]},
+                indent=2,
+            )
+        )
         raise typer.Exit(status)
     if not reports:
         console.print(f"{model}: no Tile nodes", highlight=False)
         raise typer.Exit(status)
     counts = {s: sum(r.status == s for r in reports) for s in COLOURS}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    console.print(f"{model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}: {summary} (of {len(reports)} Tile nodes)",
-                  highlight=False)
+    console.print(
+        f"{model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}: {summary} (of {len(reports)} Tile nodes)",
+        highlight=False,
+    )
     for r in reports:
-        repeats = _show(r.repeats) if r.repeats is not None else ("runtime repeats" if "run time" in r.repeats_source or
-                                                                  "graph input" in r.repeats_source else "?")
+        repeats = (
+            _show(r.repeats)
+            if r.repeats is not None
+            else (
+                "runtime repeats"
+                if "run time" in r.repeats_source or "graph input" in r.repeats_source
+                else "?"
+            )
+        )
         since = f"  (dispatches from {r.min_feature_level.dotted})" if r.min_feature_level else ""
-        console.print(f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
-                      f"x {repeats} -> {_show(r.output_shape)}{since}", highlight=False, soft_wrap=True)
+        console.print(
+            f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
+            f"x {repeats} -> {_show(r.output_shape)}{since}",
+            highlight=False,
+            soft_wrap=True,
+        )
         if r.reason:
             console.print(f"      why: {r.reason}", highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(status)

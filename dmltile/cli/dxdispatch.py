@@ -5,20 +5,21 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
+from typing import Any
 
 import numpy as np
 import typer
 from rich.markup import escape
 
-from .. import dxdispatch as dx
-from ..document import InputError, load
-from ..dxdispatch_print import UnreadableOutput, compare_dxdispatch
-from ..errors import DescriptorError, DmlTileError
-from ..document import InputError, read_source
-from ..npy import read_npy
-from ..report import Issue, ValidationReport
-from ..validation import validate
+from ..errors import DescriptorError, DmlTileError, InputError, UnreadableOutput
+from ..execute.npy import read_npy
+from ..interop import dxdispatch_export as dx
+from ..interop.dxdispatch_print import compare_dxdispatch
+from ..validate.api import validate
+from ..validate.document import load
+from ..validate.report import ValidationReport
+from ..validate.rules import issue
+from ..validate.source import read_source
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
 
 
@@ -34,45 +35,67 @@ def _write_expected(model: dict, model_file: Path) -> tuple[Path, int]:
     try:
         shown = dx.expected_outputs(model)[dx.OUTPUT_RESOURCE]
     except DmlTileError as e:
-        raise fail(f"cannot compute the expected output: {e}", EXIT_INVALID)
+        raise fail(f"cannot compute the expected output: {e}", EXIT_INVALID) from None
     path = model_file.with_name(model_file.stem + ".expected.npy")
     np.save(path, shown)
     return path, shown.size
 
 
-def dxdispatch_results(path: Path, levels: list) -> tuple[dict, dict] | None:
-    """For ``dmltile validate``: None unless ``path`` is a DxDispatch model; else the reports of each
-    Tile dispatchable, labelled with its name, and the dispatchables not covered (label -> type).
-    A model without any Tile dispatchable is one invalid report (DML207)."""
-    data = read_source(path)
+def dxdispatch_results(path: Path, data: Any, levels: list) -> tuple[dict, dict] | None:
+    """For ``dmltile validate``: None unless ``data`` (read from ``path``) is a DxDispatch model; else
+    the reports of each Tile dispatchable, labelled with its name, and the dispatchables not covered
+    (label -> type). A model without any Tile dispatchable is one invalid report (DML207)."""
+    data = read_source(data)  # unwraps Loaded data
     if not dx.looks_like_dxdispatch(data):
         return None
     try:
         model = dx.from_dxdispatch(data)
     except DescriptorError as e:  # not even a dispatchables object
-        return {str(path): [ValidationReport(valid=False, feature_level=lv, issues=e.issues) for lv in levels]}, {}
+        return {
+            str(path): [ValidationReport(valid=False, feature_level=lv, issues=e.issues) for lv in levels]
+        }, {}
     per_level = [model.reports(level) for level in levels]
-    results = {f"{path} dispatchable '{name}'": [reports[name] for reports in per_level] for name in model.tile_names}
+    results = {
+        f"{path} dispatchable '{name}'": [reports[name] for reports in per_level] for name in model.tile_names
+    }
     not_covered = {f"{path} dispatchable '{name}'": op for name, op in model.not_covered.items()}
     if not results:
-        issue = Issue(code="DML207", path="dispatchables", message=f"no DML_OPERATOR_TILE dispatchable in the DxDispatch "
-                      f"model (found {', '.join(model.not_covered.values()) or 'none'}); dmltile covers Tile only",
-                      hint='add {"type": "DML_OPERATOR_TILE", "desc": {...}}')
-        results[str(path)] = [ValidationReport(valid=False, feature_level=level, issues=[issue]) for level in levels]
+        no_tile = issue(
+            "DML207",
+            path="dispatchables",
+            message=f"no DML_OPERATOR_TILE dispatchable in the DxDispatch "
+            f"model (found {', '.join(model.not_covered.values()) or 'none'}); dmltile covers Tile only",
+            hint='add {"type": "DML_OPERATOR_TILE", "desc": {...}}',
+        )
+        results[str(path)] = [
+            ValidationReport(valid=False, feature_level=level, issues=[no_tile]) for level in levels
+        ]
     return results, not_covered
 
 
 @app.command("export")
 def export_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file (any form dmltile reads)."),
-    to_dxdispatch: bool = typer.Option(False, "--dxdispatch", help="Write a DxDispatch model (the only format so far)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Model file to write (default: stdout)."),
-    input: Optional[Path] = typer.Option(None, "--input", help="Input values: a .npy of the input Sizes, or of the whole buffer."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Deterministic random input (default: 1, 2, 3, ...)."),
-    expect: bool = typer.Option(False, "--expect", help="Also write <model>.expected.npy: the NumPy backend's result."),
-    write_file: Optional[str] = typer.Option(None, "--write-file", help="Add a writeFile command for the output (.npy/.dat/.bin)."),
+    to_dxdispatch: bool = typer.Option(
+        False, "--dxdispatch", help="Write a DxDispatch model (the only format so far)."
+    ),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Model file to write (default: stdout)."),
+    input: Path | None = typer.Option(
+        None, "--input", help="Input values: a .npy of the input Sizes, or of the whole buffer."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Deterministic random input (default: 1, 2, 3, ...)."
+    ),
+    expect: bool = typer.Option(
+        False, "--expect", help="Also write <model>.expected.npy: the NumPy backend's result."
+    ),
+    write_file: str | None = typer.Option(
+        None, "--write-file", help="Add a writeFile command for the output (.npy/.dat/.bin)."
+    ),
     print_output: bool = typer.Option(True, "--print/--no-print", help="Add a print command for the output."),
-    verbose_print: bool = typer.Option(False, "--verbose-print", help="Print each element's bits too (exact comparison)."),
+    verbose_print: bool = typer.Option(
+        False, "--verbose-print", help="Print each element's bits too (exact comparison)."
+    ),
 ) -> None:
     """Write a DxDispatch model that runs the descriptor exactly as written on DirectML.
 
@@ -88,23 +111,32 @@ def export_cmd(
     try:
         desc = load(file)
     except InputError as e:
-        raise fail(str(e))
+        raise fail(str(e)) from None
     except DmlTileError as e:
-        raise fail(str(e), EXIT_INVALID)
+        raise fail(str(e), EXIT_INVALID) from None
     report = validate(desc)
     if not report.valid:
         codes = " ".join(sorted({i.code for i in report.errors}))
-        err_console.print(f"warning: the descriptor is invalid at {report.feature_level.dotted} ({codes}); DirectML will "
-                          "reject it: run dxdispatch with -d to see the debug layer's message", highlight=False, markup=False)
+        err_console.print(
+            f"warning: the descriptor is invalid at {report.feature_level.dotted} ({codes}); DirectML will "
+            "reject it: run dxdispatch with -d to see the debug layer's message",
+            highlight=False,
+            markup=False,
+        )
     small = desc.output.data_type.element_size == 1
     if write_file is None and small and output is not None:
         write_file = output.stem + ".output.npy"  # 8-bit values print as characters; see dxdispatch_print
     try:
-        model = dx.to_dxdispatch(desc, input=_read_input(input) if input else None, seed=seed,
-                                 print_output=print_output, write_file=write_file,
-                                 verbose_print=verbose_print)
+        model = dx.to_dxdispatch(
+            desc,
+            input=_read_input(input) if input else None,
+            seed=seed,
+            print_output=print_output,
+            write_file=write_file,
+            verbose_print=verbose_print,
+        )
     except DmlTileError as e:
-        raise fail(str(e))
+        raise fail(str(e)) from None
     text = dx.dumps(model)
     if output is None:
         print(text, end="")
@@ -112,27 +144,37 @@ def export_cmd(
     try:
         output.write_text(text)
     except OSError as e:
-        raise fail(f"{output}: cannot write ({e.strerror or e})")
+        raise fail(f"{output}: cannot write ({e.strerror or e})") from None
     console.print(f"wrote {output}", highlight=False)
     if small:
-        console.print(f"note: DxDispatch prints {desc.output.data_type.name} values as characters and stops at a zero byte; "
-                      f"compare the file its writeFile command writes ({write_file}) instead", highlight=False)
+        console.print(
+            f"note: DxDispatch prints {desc.output.data_type.name} values as characters and stops at a zero byte; "
+            f"compare the file its writeFile command writes ({write_file}) instead",
+            highlight=False,
+        )
     if expect:
         if not report.valid:
             raise fail("no expected output for an invalid descriptor (see `dmltile validate`)", EXIT_INVALID)
         path, count = _write_expected(model, output)
         compare_with = write_file if small and write_file else "out.txt"
-        console.print(f"wrote {path} ({count} values)\non Windows: dxdispatch.exe {output.name}"
-                      + (" > out.txt" if compare_with == "out.txt" else "")
-                      + f"\nthen:       dmltile compare-dxdispatch {compare_with} {path.name}", highlight=False)
+        console.print(
+            f"wrote {path} ({count} values)\non Windows: dxdispatch.exe {output.name}"
+            + (" > out.txt" if compare_with == "out.txt" else "")
+            + f"\nthen:       dmltile compare-dxdispatch {compare_with} {path.name}",
+            highlight=False,
+        )
     raise typer.Exit(EXIT_OK)
 
 
 @app.command("compare-dxdispatch")
 def compare_cmd(
-    output: Path = typer.Argument(..., help="DxDispatch's captured output (text), or the .npy its writeFile wrote."),
-    expected: Path = typer.Argument(..., help="The expected values (.npy), e.g. from `dmltile export --expect`."),
-    resource: Optional[str] = typer.Option(None, "--resource", help="The printed resource (default: 'output')."),
+    output: Path = typer.Argument(
+        ..., help="DxDispatch's captured output (text), or the .npy its writeFile wrote."
+    ),
+    expected: Path = typer.Argument(
+        ..., help="The expected values (.npy), e.g. from `dmltile export --expect`."
+    ),
+    resource: str | None = typer.Option(None, "--resource", help="The printed resource (default: 'output')."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
     """Compare what DxDispatch printed with the expected values: identical, or the first difference.
@@ -144,8 +186,8 @@ def compare_cmd(
     except UnreadableOutput as e:
         if as_json:
             print(json.dumps({"identical": None, "error": str(e)}))
-            raise typer.Exit(EXIT_USAGE)
-        raise fail(str(e))
+            raise typer.Exit(EXIT_USAGE) from None
+        raise fail(str(e)) from None
     if as_json:
         print(json.dumps({"identical": result.identical, "message": result.message, "index": result.index}))
     else:

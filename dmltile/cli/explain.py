@@ -4,25 +4,32 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
 
-from ..document import InputError
-from ..explain import explain, map_index
-from ..explain_render import picture, render
-from ..validation import DEFAULT_FEATURE_LEVEL
+from ..errors import InputError
+from ..teach.explain import explain, map_index
+from ..teach.render import picture, render
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail
-from .options import feature_level as parse_level, int_list, readable_file
+from .options import feature_level as parse_level
+from .options import int_list, readable_file
 
 
 @app.command("explain")
 def explain_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file."),
-    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to judge it at (1.0 ... 6.4)."),
-    index: Optional[str] = typer.Option(None, "--index", "-i", help="An output index, e.g. 0,0,4,7: which input element it copies, and the byte offsets."),
-    svg: Optional[Path] = typer.Option(None, "--svg", help="Also save the picture as an SVG file."),
+    feature_level: str = typer.Option(
+        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to judge it at (1.0 ... 6.4)."
+    ),
+    index: str | None = typer.Option(
+        None,
+        "--index",
+        "-i",
+        help="An output index, e.g. 0,0,4,7: which input element it copies, and the byte offsets.",
+    ),
+    svg: Path | None = typer.Option(None, "--svg", help="Also save the picture as an SVG file."),
 ) -> None:
     """Explain a Tile descriptor: every field, the output sizes, the byte sizes step by step, the
     feature levels that accept it, and a picture of which input element each output element copies.

@@ -10,9 +10,9 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
-from ..doctor import doctor_report
-from ..feature_levels import TENSORS, known_levels, tile_rows
-from ..rules import RULES
+from ..execute.doctor import doctor_report
+from ..validate.levels import TENSORS, known_levels, tile_rows
+from ..validate.rules import RULES
 from .app import app, console
 
 
@@ -21,15 +21,28 @@ def levels_document() -> dict:
     return {
         "operator": "DML_OPERATOR_TILE",
         "known_levels": [lv.dotted for lv in known_levels()],
-        "rows": [{"feature_level": row.feature_level.dotted, "c_name": row.feature_level.c_name,
-                  **{t: {"dimension_counts": sorted(row.tensors[t].dimension_counts),
-                         "data_types": [d.name for d in row.tensors[t].data_types]} for t in TENSORS},
-                  "source": row.source} for row in tile_rows()],
+        "rows": [
+            {
+                "feature_level": row.feature_level.dotted,
+                "c_name": row.feature_level.c_name,
+                **{
+                    t: {
+                        "dimension_counts": sorted(row.tensors[t].dimension_counts),
+                        "data_types": [d.name for d in row.tensors[t].data_types],
+                    }
+                    for t in TENSORS
+                },
+                "source": row.source,
+            }
+            for row in tile_rows()
+        ],
     }
 
 
 @app.command("levels")
-def levels_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+def levels_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
+) -> None:
     """Print Tile's tensor support per feature level, as the DirectML page lists it.
 
     Example: dmltile levels --json
@@ -37,32 +50,56 @@ def levels_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSO
     if as_json:
         print(json.dumps(levels_document(), indent=2))
         return
-    table = Table(title="DML_OPERATOR_TILE tensor support (levels without a row inherit the row above)",
-                  box=box.SIMPLE_HEAD)
+    table = Table(
+        title="DML_OPERATOR_TILE tensor support (levels without a row inherit the row above)",
+        box=box.SIMPLE_HEAD,
+    )
     for col in ("feature level", "tensors", "dimensions", "data types"):
         table.add_column(col, no_wrap=col != "data types")
     for row in tile_rows():
         sup = row.tensors["InputTensor"]
         same = all(row.tensors[t] == sup for t in TENSORS)
-        for t in (("InputTensor\nOutputTensor",) if same else TENSORS):
+        for t in ("InputTensor\nOutputTensor",) if same else TENSORS:
             s = sup if same else row.tensors[t]
-            table.add_row(f"{row.feature_level.c_name}\nand above", t, s.dims_text(), ", ".join(d.name for d in s.data_types))
+            table.add_row(
+                f"{row.feature_level.c_name}\nand above",
+                t,
+                s.dims_text(),
+                ", ".join(d.name for d in s.data_types),
+            )
     console.print(table)
     console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
-    console.print(f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
-                  highlight=False)
+    console.print(
+        f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
+        highlight=False,
+    )
 
 
 @app.command("rules")
-def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+def rules_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
+) -> None:
     """List every rule code with its one-line rule, severity and source.
 
     Example: dmltile rules
     """
     rules = sorted(RULES.values(), key=lambda r: r.code)
     if as_json:
-        print(json.dumps([{"code": r.code, "rule": r.rule, "severity": r.severity, "phase": r.phase, "source": r.source}
-                          for r in rules], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "code": r.code,
+                        "rule": r.rule,
+                        "severity": r.severity,
+                        "phase": r.phase,
+                        "source": r.source,
+                    }
+                    for r in rules
+                ],
+                indent=2,
+            )
+        )
         return
     table = Table(box=box.SIMPLE_HEAD, title="dmltile rules")
     table.add_column("code", no_wrap=True)
@@ -75,7 +112,9 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON
 
 
 @app.command("doctor")
-def doctor_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else.")) -> None:
+def doctor_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
+) -> None:
     """Report Python, NumPy, onnxruntime and its providers, whether DirectML is usable, and the OS.
 
     Example: dmltile doctor
@@ -90,15 +129,28 @@ def doctor_cmd(as_json: bool = typer.Option(False, "--json", help="Print one JSO
     table.add_column()
     rows = [
         ("dmltile", report["dmltile"]),
-        ("Python", f"{report['python']['version']} ({report['python']['implementation']}) {report['python']['executable']}"),
+        (
+            "Python",
+            f"{report['python']['version']} ({report['python']['implementation']}) {report['python']['executable']}",
+        ),
         ("OS", report["os"]["platform"]),
         ("numpy", report["numpy"] or "[red]not installed[/]"),
         ("onnx", report["onnx"] or "not installed (pip install 'dmltile[onnx]')"),
-        ("onnxruntime", (ort_info["version"] + (f" ({', '.join(ort_info['distributions'])})" if ort_info["distributions"] else ""))
-         if ort_info["version"] else "not installed (pip install 'dmltile[onnx]')"),
+        (
+            "onnxruntime",
+            (
+                ort_info["version"]
+                + (f" ({', '.join(ort_info['distributions'])})" if ort_info["distributions"] else "")
+            )
+            if ort_info["version"]
+            else "not installed (pip install 'dmltile[onnx]')",
+        ),
         ("providers", ", ".join(ort_info["providers"]) or "-"),
         ("DirectML", ("[green]usable[/]: " if dml["usable"] else "[yellow]not usable[/]: ") + dml["reason"]),
-        ("GPU adapters", ", ".join(report["gpu_adapters"]["names"]) or f"none listed: {report['gpu_adapters']['reason']}"),
+        (
+            "GPU adapters",
+            ", ".join(report["gpu_adapters"]["names"]) or f"none listed: {report['gpu_adapters']['reason']}",
+        ),
         ("openvino", report["openvino"] or "not installed (pip install 'dmltile[openvino]')"),
     ]
     for name, value in rows:

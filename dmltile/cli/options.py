@@ -9,9 +9,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..enums import FeatureLevel
-from ..tensor import UINT32_MAX
-from ..validation import parse_feature_level
+from ..core.enums import FeatureLevel
+from ..core.tensor import UINT32_MAX
+from ..validate.levels import parse_feature_level
 from .app import fail
 
 
@@ -25,7 +25,9 @@ def int_list(text: str, option: str, low: int = 0, high: int = UINT32_MAX) -> li
         try:
             value = int(part, 10)
         except ValueError:
-            raise fail(f"{option} value {part!r} (item {i}) is not a whole number; write e.g. {option} 1,1,2,3") from None
+            raise fail(
+                f"{option} value {part!r} (item {i}) is not a whole number; write e.g. {option} 1,1,2,3"
+            ) from None
         if not low <= value <= high:
             raise fail(f"{option} value {value} (item {i}) is out of range: it must be from {low} to {high}")
         values.append(value)

@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import typer
 
-from ..document import InputError, load
-from ..npy import read_npy
-from ..errors import DmlTileError
-from ..operator import OperatorDesc
-from ..validation import DEFAULT_FEATURE_LEVEL, validate
+from ..core.operator import OperatorDesc
+from ..errors import DmlTileError, InputError
+from ..execute.buffers import addressed_mask, pack_tensor, strided
+from ..execute.compare import compare_backends
+from ..execute.compile import compile as compile_tile
+from ..execute.npy import read_npy
+from ..validate.api import parse_and_validate
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
-from .options import feature_level as parse_level, readable_file
+from .options import feature_level as parse_level
+from .options import readable_file
 from .validate import is_unreadable, print_reports
 
 MAX_ARRAY_BYTES = 1 << 30  # the CLI refuses to allocate more than this for an input or an output
@@ -56,21 +59,45 @@ def check_budget(desc: OperatorDesc) -> None:
     for name, t in (("InputTensor", desc.input), ("OutputTensor", desc.output)):
         need = max(math.prod(t.sizes) * max(t.data_type.element_size, 1), t.total_tensor_size_in_bytes)
         if need > MAX_ARRAY_BYTES:
-            raise fail(f"{name} holds {need} bytes; `dmltile run` works on at most {MAX_ARRAY_BYTES} bytes per tensor")
+            raise fail(
+                f"{name} holds {need} bytes; `dmltile run` works on at most {MAX_ARRAY_BYTES} bytes per tensor"
+            )
 
 
 @app.command("run")
 def run_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file."),
-    input_path: Optional[Path] = typer.Option(None, "--input", help="Input array (.npy) with the input Sizes and DataType."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Make a deterministic random input from this seed (default 0)."),
-    output: Optional[Path] = typer.Option(None, "--output", help="Save the output array here (.npy) instead of printing it."),
+    input_path: Path | None = typer.Option(
+        None, "--input", help="Input array (.npy) with the input Sizes and DataType."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Make a deterministic random input from this seed (default 0)."
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", help="Save the output array here (.npy) instead of printing it."
+    ),
     backend: str = typer.Option("numpy", "--backend", help="numpy (the bit-exact reference) or onnxruntime."),
-    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."),
-    compare: bool = typer.Option(False, "--compare", help="Run on both backends and report identical or the first difference."),
-    input_buffer: Optional[Path] = typer.Option(None, "--input-buffer", help="Raw input buffer bytes (at least InputTensor.TotalTensorSizeInBytes), read through the input's Strides."),
-    output_buffer: Optional[Path] = typer.Option(None, "--output-buffer", help="Save the raw output buffer (OutputTensor.TotalTensorSizeInBytes bytes), padding included."),
-    poison_padding: bool = typer.Option(False, "--poison-padding", help="Fill output bytes the output desc does not address with 0xCD, as DirectML may overwrite them."),
+    feature_level: str = typer.Option(
+        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."
+    ),
+    compare: bool = typer.Option(
+        False, "--compare", help="Run on both backends and report identical or the first difference."
+    ),
+    input_buffer: Path | None = typer.Option(
+        None,
+        "--input-buffer",
+        help="Raw input buffer bytes (at least InputTensor.TotalTensorSizeInBytes), read through the input's Strides.",
+    ),
+    output_buffer: Path | None = typer.Option(
+        None,
+        "--output-buffer",
+        help="Save the raw output buffer (OutputTensor.TotalTensorSizeInBytes bytes), padding included.",
+    ),
+    poison_padding: bool = typer.Option(
+        False,
+        "--poison-padding",
+        help="Fill output bytes the output desc does not address with 0xCD, as DirectML may overwrite them.",
+    ),
 ) -> None:
     """Execute a descriptor, like compiling it with IDMLDevice::CompileOperator and dispatching it.
 
@@ -87,25 +114,31 @@ def run_cmd(
     if sum(v is not None for v in (input_path, seed, input_buffer)) > 1:
         raise fail("give one of --input, --seed and --input-buffer")
     if compare and (output_buffer or poison_padding or input_buffer):
-        raise fail("--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding")
-    report = validate(readable_file(file), level)
+        raise fail(
+            "--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding"
+        )
+    desc, report = parse_and_validate(readable_file(file), level)
     if is_unreadable(report):
         raise fail(f"{file}: " + "; ".join(i.message for i in report.issues if i.code == "DML001"))
     if not report.valid:
         print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)
     for warning in report.warnings:
-        err_console.print(f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False)
-    desc = load(file)
+        err_console.print(
+            f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False
+        )
+    assert desc is not None  # a valid report has a parsed descriptor
     check_budget(desc)
     buffers = input_buffer is not None or output_buffer is not None or poison_padding
-    x = None if input_buffer is not None else (load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0))
+    x = (
+        None
+        if input_buffer is not None
+        else (load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0))
+    )
     if compare:
         _compare(desc, x, level)
-    import dmltile  # the package's public compile(), whichever backends this build has
-
     try:
-        op = dmltile.compile(desc, level, backend=backend)
+        op = compile_tile(desc, level, backend=backend)
         y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding) if buffers else op(x)
     except DmlTileError as e:
         raise fail(str(e)) from None
@@ -120,16 +153,18 @@ def run_cmd(
     else:
         source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
         console.print(f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False)
-        console.print(np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width), highlight=False,
-                      markup=False)
+        console.print(
+            np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width),
+            highlight=False,
+            markup=False,
+        )
     raise typer.Exit(EXIT_OK)
 
 
-def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output_buffer: Optional[Path],
-                 poison_padding: bool) -> np.ndarray:
+def _run_buffers(
+    op, desc: OperatorDesc, x, input_buffer: Path | None, output_buffer: Path | None, poison_padding: bool
+) -> np.ndarray:
     """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
-    from ..executors.base import addressed_mask, pack_tensor, strided
-
     if input_buffer is not None:
         try:
             in_bytes = np.fromfile(readable_file(input_buffer), dtype=np.uint8)
@@ -140,13 +175,17 @@ def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output
     out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
     op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
     padding = desc.output.total_tensor_size_in_bytes - int(np.count_nonzero(addressed_mask(desc.output)))
-    note = f", {padding} padding bytes" + (" poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else "")
+    note = f", {padding} padding bytes" + (
+        " poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else ""
+    )
     if output_buffer is not None:
         try:
             out_bytes.tofile(output_buffer)
         except OSError as e:
             raise fail(f"--output-buffer {output_buffer}: cannot write ({e.strerror or e})") from None
-        console.print(f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False)
+        console.print(
+            f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False
+        )
     else:
         console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
     return strided(out_bytes, desc.output).view(desc.output.data_type.numpy_dtype).copy()
@@ -154,16 +193,11 @@ def _run_buffers(op, desc: OperatorDesc, x, input_buffer: Optional[Path], output
 
 def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:
     """Run both backends through ``dmltile.compare_backends`` and exit with the verdict."""
-    import dmltile
-
-    compare_backends = getattr(dmltile, "compare_backends", None)
-    if compare_backends is None:
-        raise fail("--compare needs dmltile.compare_backends(), which this build of dmltile does not have")
     try:
         result = compare_backends(desc, x, feature_level=level)
     except DmlTileError as e:
         raise fail(str(e)) from None
-    names = " and ".join(getattr(result, "backends", None) or ("numpy", "onnxruntime"))
+    names = " and ".join(result.backends)
     if result.identical:
         console.print(f"identical: {names} produce the same bits for every output element", highlight=False)
         raise typer.Exit(EXIT_OK)

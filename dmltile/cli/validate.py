@@ -4,28 +4,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import List
 
 import typer
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..document import InputError
-from ..enums import FeatureLevel
-from ..feature_levels import known_levels
-from ..report import ValidationReport
-from ..validation import DEFAULT_FEATURE_LEVEL, validate as validate_descriptor
+from ..core.enums import FeatureLevel
+from ..errors import InputError
+from ..validate.api import validate as validate_descriptor
+from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
+from ..validate.report import ValidationReport
+from ..validate.source import Loaded, read_source
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
-from .options import feature_level as parse_level, special_file_problem
-
-try:  # DxDispatch models (the dxdispatch branch's module); plain descriptors need nothing from it
-    from .dxdispatch import dxdispatch_results
-except ImportError:
-    dxdispatch_results = None
+from .dxdispatch import dxdispatch_results
+from .options import feature_level as parse_level
+from .options import special_file_problem
 
 
-def expand(paths: List[Path]) -> tuple[list[Path], dict[str, str]]:
+def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted. Also returns the paths that
     name nothing usable (an empty directory), with the reason."""
     files: list[Path] = []
@@ -61,7 +58,11 @@ def level_groups(levels: list[FeatureLevel], rows: list[list[str]]) -> list[tupl
     start = 0
     for j in range(1, len(levels) + 1):
         if j == len(levels) or any(row[j] != row[start] for row in rows):
-            label = levels[start].dotted if j - 1 == start else f"{levels[start].dotted}\nto {levels[j - 1].dotted}"
+            label = (
+                levels[start].dotted
+                if j - 1 == start
+                else f"{levels[start].dotted}\nto {levels[j - 1].dotted}"
+            )
             groups.append((label, start))
             start = j
     return groups
@@ -71,12 +72,14 @@ def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationR
     """Rows = files, columns = feature levels (identical neighbours merged), cells = ok or codes."""
     rows = [[cell(r) for r in reports] for reports in results.values()]
     groups = level_groups(levels, rows) if rows else [(lv.dotted, j) for j, lv in enumerate(levels)]
-    table = Table(title="Tile descriptors by feature level (ok, or the codes of the rules broken)", box=box.SIMPLE_HEAD)
+    table = Table(
+        title="Tile descriptors by feature level (ok, or the codes of the rules broken)", box=box.SIMPLE_HEAD
+    )
     table.add_column("file", no_wrap=True)
     for label, _ in groups:
         table.add_column(label, justify="center", min_width=6)
     table.add_column("lowest", min_width=6)
-    for (f, reports), row in zip(results.items(), rows):
+    for (f, reports), row in zip(results.items(), rows, strict=False):
         lowest = next((r.feature_level.dotted for r in reports if r.valid), "[red]none[/]")
         table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
     console.print(table)
@@ -99,9 +102,18 @@ def print_reports(results: dict[str, list[ValidationReport]]) -> None:
 
 @app.command("validate")
 def validate_cmd(
-    files: List[Path] = typer.Argument(..., help="Descriptor JSON files, or directories of them (their *.json files)."),
-    feature_level: str = typer.Option(DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="1.0 ... 6.4 (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100)."),
-    all_levels: bool = typer.Option(False, "--all-levels", help="Check every feature level; print a files x levels matrix."),
+    files: list[Path] = typer.Argument(
+        ..., help="Descriptor JSON files, or directories of them (their *.json files)."
+    ),
+    feature_level: str = typer.Option(
+        DEFAULT_FEATURE_LEVEL,
+        "--feature-level",
+        "-l",
+        help="1.0 ... 6.4 (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100).",
+    ),
+    all_levels: bool = typer.Option(
+        False, "--all-levels", help="Check every feature level; print a files x levels matrix."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else."),
 ) -> None:
     """Check descriptors against every DirectML rule.
@@ -123,25 +135,30 @@ def validate_cmd(
             unreadable[str(path)] = problem
             continue
         try:
-            dx = dxdispatch_results(path, levels) if dxdispatch_results else None
+            data = Loaded(read_source(path))  # read once, judged at every level
+            dx = dxdispatch_results(path, data, levels)
             if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
                 results.update(dx[0])
                 not_covered.update(dx[1])
                 continue
-            results[str(path)] = [validate_descriptor(path, lv) for lv in levels]
+            results[str(path)] = [validate_descriptor(data, lv) for lv in levels]
         except InputError as e:
             unreadable[str(path)] = str(e)
     for f, reports in list(results.items()):
         if is_unreadable(reports[0]):
-            unreadable[f] = f"{f}: " + "; ".join(f"{i.code} {i.message}" for i in reports[0].issues if i.code == "DML001")
+            unreadable[f] = f"{f}: " + "; ".join(
+                f"{i.code} {i.message}" for i in reports[0].issues if i.code == "DML001"
+            )
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if as_json:
         doc = {
             "valid": status == EXIT_OK,
             "feature_levels": [lv.c_name for lv in levels],
-            "files": [{"file": f, "valid": all(r.valid for r in reports), "reports": [r.to_dict() for r in reports]}
-                      for f, reports in results.items()],
+            "files": [
+                {"file": f, "valid": all(r.valid for r in reports), "reports": [r.to_dict() for r in reports]}
+                for f, reports in results.items()
+            ],
             "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
             "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
         }
@@ -153,7 +170,9 @@ def validate_cmd(
     else:
         print_reports(readable)
     for f, op in not_covered.items():
-        console.print(f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False)
+        console.print(
+            f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False
+        )
     for message in unreadable.values():
         err_console.print("[bold red]unreadable:[/] ", end="")
         err_console.print(message, highlight=False, markup=False)

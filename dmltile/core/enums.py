@@ -1,0 +1,223 @@
+"""DirectML enums as data: data types, tensor types, flags, operator types and feature levels.
+
+Numeric values are DirectML.h's (checked against the DirectX-Headers port in dotnet/Silk.NET,
+tag v1.614.0, and the DML_BUFFER_TENSOR_DESC / DML_FEATURE_LEVEL reference pages). Every enum
+parses from its full C name (``DML_TENSOR_DATA_TYPE_FLOAT32``), its short name (``FLOAT32``) or
+its C integer, and serialises to the full C name.
+"""
+
+from __future__ import annotations
+
+import enum
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from ..errors import EnumParseError
+
+_PREFIXES = {
+    "DataType": "DML_TENSOR_DATA_TYPE_",
+    "TensorType": "DML_TENSOR_TYPE_",
+    "TensorFlags": "DML_TENSOR_FLAG_",
+    "OperatorType": "DML_OPERATOR_",
+    "FeatureLevel": "DML_FEATURE_LEVEL",
+}
+
+
+_C_ENUM_NAMES = {
+    "DataType": "DML_TENSOR_DATA_TYPE",
+    "TensorType": "DML_TENSOR_TYPE",
+    "TensorFlags": "DML_TENSOR_FLAGS",
+    "OperatorType": "DML_OPERATOR_TYPE",
+    "FeatureLevel": "DML_FEATURE_LEVEL",
+}
+
+
+class _CEnum(enum.IntEnum):
+    """An IntEnum whose members know their C spelling (``PREFIX + name``)."""
+
+    @classmethod
+    def c_enum_name(cls) -> str:
+        """The C enum's name, e.g. ``DML_TENSOR_DATA_TYPE``."""
+        return _C_ENUM_NAMES[cls.__name__]
+
+    @classmethod
+    def c_prefix(cls) -> str:
+        """What DirectML.h puts before a member's short name."""
+        return _PREFIXES[cls.__name__]
+
+    @property
+    def c_name(self) -> str:
+        """The name as DirectML.h spells it."""
+        return self.c_prefix() + self.name
+
+    @classmethod
+    def parse(cls, value: Any):
+        """Accept the full C name, the short name or the C integer (never a bool)."""
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return cls(value)
+            except ValueError:
+                pass
+        elif isinstance(value, str):
+            short = value.removeprefix(cls.c_prefix())
+            if short in cls.__members__:
+                return cls.__members__[short]
+        raise EnumParseError(cls.c_enum_name(), value, [m.name for m in cls])
+
+
+class DataType(_CEnum):
+    """DML_TENSOR_DATA_TYPE."""
+
+    UNKNOWN = 0
+    FLOAT32 = 1
+    FLOAT16 = 2
+    UINT32 = 3
+    UINT16 = 4
+    UINT8 = 5
+    INT32 = 6
+    INT16 = 7
+    INT8 = 8
+    FLOAT64 = 9
+    UINT64 = 10
+    INT64 = 11
+    UINT4 = 12
+    INT4 = 13
+
+    @property
+    def bits(self) -> int:
+        """Bits per element (0 for UNKNOWN)."""
+        return _BITS[self]
+
+    @property
+    def element_size(self) -> int:
+        """Bytes per element, rounded up (1 for the 4-bit types, 0 for UNKNOWN)."""
+        return (self.bits + 7) // 8
+
+    @property
+    def numpy_dtype(self) -> np.dtype | None:
+        """The NumPy dtype with the same bit layout, or None (UNKNOWN, 4-bit types)."""
+        name = _NUMPY.get(self)
+        return np.dtype(name) if name else None
+
+    @classmethod
+    def from_numpy(cls, dtype: Any) -> DataType:
+        """The DataType whose bit layout is NumPy's ``dtype``; ValueError when there is none."""
+        dt = np.dtype(dtype)
+        for member, name in _NUMPY.items():
+            if np.dtype(name) == dt:
+                return member
+        raise ValueError(f"NumPy dtype {dt} has no DML_TENSOR_DATA_TYPE")
+
+
+_BITS = {
+    DataType.UNKNOWN: 0,
+    DataType.FLOAT32: 32,
+    DataType.FLOAT16: 16,
+    DataType.UINT32: 32,
+    DataType.UINT16: 16,
+    DataType.UINT8: 8,
+    DataType.INT32: 32,
+    DataType.INT16: 16,
+    DataType.INT8: 8,
+    DataType.FLOAT64: 64,
+    DataType.UINT64: 64,
+    DataType.INT64: 64,
+    DataType.UINT4: 4,
+    DataType.INT4: 4,
+}
+_NUMPY = {
+    DataType.FLOAT32: "float32",
+    DataType.FLOAT16: "float16",
+    DataType.UINT32: "uint32",
+    DataType.UINT16: "uint16",
+    DataType.UINT8: "uint8",
+    DataType.INT32: "int32",
+    DataType.INT16: "int16",
+    DataType.INT8: "int8",
+    DataType.FLOAT64: "float64",
+    DataType.UINT64: "uint64",
+    DataType.INT64: "int64",
+}
+
+
+class TensorType(_CEnum):
+    """DML_TENSOR_TYPE."""
+
+    INVALID = 0
+    BUFFER = 1
+
+
+class TensorFlags(_CEnum):
+    """DML_TENSOR_FLAGS (one flag is defined, so the values are exactly NONE and OWNED_BY_DML).
+
+    Also accepts a list of flag names, OR-ed together, as DxDispatch writes them.
+    """
+
+    NONE = 0
+    OWNED_BY_DML = 1
+
+    @classmethod
+    def parse(cls, value: Any):
+        """Parse one flag, or a list of flags OR-ed together."""
+        if isinstance(value, list) and value:
+            bits = 0
+            for item in value:
+                bits |= super().parse(item).value
+            return cls(bits)
+        return super().parse(value)
+
+
+def _load_operator_types() -> dict[str, int]:
+    """DML_OPERATOR_TYPE from the shipped table: one C name per line, the line number is the value."""
+    text = resources.files("dmltile").joinpath("feature_levels/operator_types.txt").read_text()
+    names = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    return {name.removeprefix("DML_OPERATOR_"): value for value, name in enumerate(names)}
+
+
+# 160 members read from data, so the enum is built with the functional API; TILE is the one that
+# the models name, typed here for the type checker.
+OperatorType: type[_CEnum] = _CEnum("OperatorType", _load_operator_types())  # type: ignore[assignment]
+OperatorType.__doc__ = "DML_OPERATOR_TYPE (values in enum order from DirectML.h)."
+TILE: _CEnum = OperatorType["TILE"]
+
+
+class FeatureLevel(_CEnum):
+    """DML_FEATURE_LEVEL. Also parses ``"3.1"``, ``"3_1"`` and ``0x3100``."""
+
+    _1_0 = 0x1000
+    _2_0 = 0x2000
+    _2_1 = 0x2100
+    _3_0 = 0x3000
+    _3_1 = 0x3100
+    _4_0 = 0x4000
+    _4_1 = 0x4100
+    _5_0 = 0x5000
+    _5_1 = 0x5100
+    _5_2 = 0x5200
+    _6_0 = 0x6000
+    _6_1 = 0x6100
+    _6_2 = 0x6200
+    _6_3 = 0x6300
+    _6_4 = 0x6400
+
+    @property
+    def dotted(self) -> str:
+        """``3.1``."""
+        return self.name[1:].replace("_", ".")
+
+    def __str__(self) -> str:
+        return self.dotted
+
+    @classmethod
+    def parse(cls, value: Any) -> FeatureLevel:
+        """Accept ``"3.1"``, ``"3_1"``, ``"DML_FEATURE_LEVEL_3_1"``, ``0x3100`` or the member."""
+        if isinstance(value, str):
+            key = "_" + value.strip().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
+            if key in cls.__members__:
+                return cls.__members__[key]
+            raise EnumParseError(cls.c_enum_name(), value, [m.dotted for m in cls])
+        return super().parse(value)

@@ -1,0 +1,227 @@
+"""Tensor descriptors: DML_BUFFER_TENSOR_DESC and DML_TENSOR_DESC, plus their size arithmetic.
+
+The models hold what was written, as written: a wrong ``DimensionCount`` stays wrong so that
+validation can report it. Fields with exactly one correct default are filled in when
+left out. JSON keys are the C names; Python attributes are snake_case.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic.alias_generators import to_pascal
+from pydantic_core import PydanticCustomError
+
+from ..errors import EnumParseError
+from .enums import DataType, TensorFlags, TensorType
+
+UINT32_MAX = 2**32 - 1
+UINT64_MAX = 2**64 - 1
+
+UInt32 = Annotated[int, Field(strict=True, ge=0, le=UINT32_MAX)]
+UInt64 = Annotated[int, Field(strict=True, ge=0, le=UINT64_MAX)]
+
+
+def enum_field(enum_cls: type) -> Any:
+    """An annotated type that parses a DirectML enum from any spelling and dumps its C name."""
+
+    def parse(value: Any):
+        try:
+            return enum_cls.parse(value)
+        except EnumParseError as e:
+            raise PydanticCustomError(
+                "dml_enum",
+                "{value} is not a {enum} value",
+                {"value": repr(value)[:60], "enum": e.enum_name, "choices": ", ".join(e.choices[:24])},
+            ) from None
+
+    names = [m.c_name for m in enum_cls] + [m.name for m in enum_cls]
+    schema = {"anyOf": [{"enum": names}, {"type": "integer", "enum": [m.value for m in enum_cls]}]}
+    return Annotated[
+        enum_cls,
+        PlainValidator(parse),
+        PlainSerializer(lambda m: m.c_name, return_type=str),
+        WithJsonSchema(schema),
+    ]
+
+
+class CModel(BaseModel):
+    """Base of the descriptor models: frozen, hashable, strict about keys, C names in JSON."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_pascal,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+    )
+
+
+def _not_null(value: Any) -> Any:
+    """Optional counts may be left out, but an explicit null is a type error (C has no null UINT)."""
+    if value is None:
+        raise PydanticCustomError("int_type", "Input should be a valid integer")
+    return value
+
+
+# A count or size that may be left out (then computed), but not written as null: C has no null UINT.
+OptionalUInt32 = Annotated[
+    UInt32 | None, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
+]
+OptionalUInt64 = Annotated[
+    UInt64 | None, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
+]
+
+
+class BufferTensorDesc(CModel):
+    """DML_BUFFER_TENSOR_DESC."""
+
+    data_type: enum_field(DataType)
+    flags: enum_field(TensorFlags) = TensorFlags.NONE
+    dimension_count: OptionalUInt32 = Field(default=None, description="defaults to len(Sizes)")
+    sizes: tuple[UInt32, ...]
+    strides: tuple[UInt32, ...] | None = Field(default=None, description="null means packed")
+    total_tensor_size_in_bytes: OptionalUInt64 = Field(
+        default=None, description="defaults to DMLCalcBufferTensorSize(DataType, Sizes, Strides)"
+    )
+    guaranteed_base_offset_alignment: UInt32 = 0
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fill_defaults(cls, data: Any, handler):
+        desc = handler(data)
+        updates = {}
+        if desc.dimension_count is None:
+            updates["dimension_count"] = len(desc.sizes)
+        if desc.total_tensor_size_in_bytes is None:
+            strides = (
+                desc.strides if desc.strides is not None and len(desc.strides) == len(desc.sizes) else None
+            )
+            updates["total_tensor_size_in_bytes"] = calc_buffer_tensor_size(
+                desc.data_type, desc.sizes, strides
+            )
+        return desc.model_copy(update=updates) if updates else desc
+
+    @property
+    def element_count(self) -> int:
+        """Number of logical elements (product of Sizes)."""
+        return math.prod(self.sizes)
+
+    @property
+    def effective_strides(self) -> tuple[int, ...]:
+        """The strides in elements: as written, or packed when Strides is null."""
+        return tuple(self.strides) if self.strides is not None else packed_strides(self.sizes)
+
+    @classmethod
+    def packed(
+        cls, data_type: Any, sizes: Sequence[int], strides: Sequence[int] | None = None
+    ) -> BufferTensorDesc:
+        """A desc with every optional field at its default: the common case, built from Python."""
+        return cls.model_validate(
+            {
+                "DataType": data_type,
+                "Sizes": list(sizes),
+                "Strides": None if strides is None else list(strides),
+            }
+        )
+
+
+class TensorDesc(CModel):
+    """DML_TENSOR_DESC: a Type and a Desc. A bare buffer desc is wrapped as a BUFFER tensor."""
+
+    type: enum_field(TensorType) = TensorType.BUFFER
+    desc: BufferTensorDesc
+
+    @model_validator(mode="before")
+    @classmethod
+    def _wrap_bare(cls, data: Any) -> Any:
+        # DxDispatch's rule: with no "Desc" member, the buffer fields sit beside "Type".
+        if isinstance(data, dict) and "Desc" not in data:
+            rest = {k: v for k, v in data.items() if k != "Type"}
+            return {"Type": data.get("Type", "DML_TENSOR_TYPE_BUFFER"), "Desc": rest}
+        return data
+
+
+def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+    """Row-major strides in elements for ``sizes`` (the last axis has stride 1)."""
+    strides, step = [], 1
+    for size in reversed(sizes):
+        strides.append(step)
+        step *= int(size)
+    return tuple(reversed(strides))
+
+
+def calc_buffer_tensor_size(
+    data_type: Any, sizes: Sequence[int], strides: Sequence[int] | None = None
+) -> int:
+    """DMLCalcBufferTensorSize: the minimum ``TotalTensorSizeInBytes`` for a buffer tensor.
+
+    Index of the last element = sum((Sizes[i]-1) * Strides[i]) (packed: element count - 1);
+    bytes = (index + 1) * element size, computed in bits so 4-bit types round correctly, then
+    rounded up to a multiple of 4 ("all bound buffers must have a total size that is
+    DWORD-aligned"). A tensor with a zero size has no elements and needs 0 bytes.
+    Source: learn.microsoft.com "DirectML helper functions", DMLCalcBufferTensorSize.
+    """
+    data_type = DataType.parse(data_type)
+    if any(int(s) == 0 for s in sizes):
+        return 0
+    if strides is None:
+        last = math.prod(int(s) for s in sizes) - 1
+    else:
+        if len(strides) != len(sizes):
+            raise ValueError(f"{len(strides)} strides for {len(sizes)} sizes")
+        last = last_element_index(sizes, strides)
+    size_bytes = ((last + 1) * data_type.bits + 7) // 8
+    return (size_bytes + 3) & ~3
+
+
+def last_element_index(sizes: Sequence[int], strides: Sequence[int]) -> int:
+    """``sum((Sizes[i]-1) * Strides[i])``: the element index of a strided tensor's last element."""
+    return sum((int(s) - 1) * int(st) for s, st in zip(sizes, strides, strict=False))
+
+
+def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
+    """The element offset of every index, in row-major index order (int64; multiply by the
+    element size for bytes). Allocates one int64 per element: callers bound the size first."""
+    offsets = np.zeros(1, dtype=np.int64)
+    for size, stride in zip(sizes, strides, strict=False):
+        offsets = (offsets[:, None] + np.arange(int(size), dtype=np.int64) * int(stride)).ravel()
+    return offsets
+
+
+def overlapping_strides(
+    sizes: Sequence[int], strides: Sequence[int], exact_limit: int = 1 << 22
+) -> bool | None:
+    """Whether two distinct indices of a strided tensor reach the same element.
+
+    True: they do. False: they cannot. None: too large to decide exactly (over ``exact_limit``
+    elements) and the quick sufficient test did not settle it.
+    """
+    dims = sorted((int(st), int(s)) for s, st in zip(sizes, strides, strict=False) if int(s) > 1)
+    if any(st == 0 for st, _ in dims):
+        return True
+    reach = 0  # the largest offset the smaller-stride axes reach together
+    for st, s in dims:
+        if st <= reach:
+            break
+        reach += (s - 1) * st
+    else:
+        return False
+    if math.prod(s for _, s in dims) > exact_limit:
+        return None
+    offsets = element_offsets([s for _, s in dims], [st for st, _ in dims])
+    return bool(np.unique(offsets).size != offsets.size)

@@ -1,0 +1,74 @@
+"""compare_backends(): run one descriptor on two backends and report the first element whose bits differ."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.source import Source
+from .compile import compile
+
+
+@dataclass(frozen=True)
+class BackendComparison:
+    """The outcome of compare_backends: ``identical``, the first differing ``index`` (or None),
+    the two ``values`` there, the two ``backends`` and a one-line ``message``."""
+
+    identical: bool
+    index: tuple[int, ...] | None
+    values: tuple[Any, Any] | None
+    backends: tuple[str, str]
+    message: str
+
+    def __bool__(self) -> bool:
+        return self.identical
+
+
+def random_input(op, seed: int = 0) -> np.ndarray:
+    """Random bits of the op's input dtype and Sizes (NaN and Inf patterns included for floats)."""
+    rng = np.random.default_rng(seed)
+    width = op.dtype.itemsize
+    bits = rng.integers(0, 2 ** (8 * width), size=op.in_shape, dtype=np.dtype(f"u{width}"), endpoint=False)
+    return bits.view(op.dtype)
+
+
+def compare_backends(
+    desc: Source,
+    x: np.ndarray | None = None,
+    feature_level: Any = DEFAULT_FEATURE_LEVEL,
+    backends: Sequence[str] = ("numpy", "onnxruntime"),
+    **options: Any,
+) -> BackendComparison:
+    """Run ``desc`` on ``x`` (random bits when None) with both backends and compare bit for bit.
+
+    ``options`` go to the second backend's compile() (e.g. ``require_provider``).
+    """
+    first, second = backends
+    op_a = compile(desc, feature_level, first)
+    op_b = compile(desc, feature_level, second, **options)
+    if x is None:
+        x = random_input(op_a)
+    a, b = op_a(x), op_b(x)
+    names = (op_a.backend, op_b.backend)
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    differ = a.view(bits) != b.view(bits)
+    if not differ.any():
+        return BackendComparison(True, None, None, names, "identical")
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(differ)), a.shape))
+    va, vb = a[index], b[index]
+    message = (
+        f"first difference at [{','.join(map(str, index))}]: {names[0]}={_show(va)} {names[1]}={_show(vb)}"
+    )
+    return BackendComparison(False, index, (va, vb), names, message)
+
+
+def _show(value: np.generic) -> str:
+    """A value, with its bit pattern for floats (two NaNs differ only in their bits)."""
+    if np.issubdtype(value.dtype, np.floating):
+        width = value.dtype.itemsize
+        return f"{value!s}(0x{int(value.view(f'u{width}')):0{2 * width}x})"
+    return str(value)

@@ -1,0 +1,59 @@
+"""compile() and execute(): the analogue of IDMLDevice::CompileOperator and a dispatch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import DmlTileError
+from ..validate.api import check
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.source import Source
+from .buffers import CompiledTile
+from .limits import check_output_size
+from .numpy_backend import NumpyTile
+from .ort_backend import OrtTile
+
+__all__ = ["CompiledTile", "compile", "execute", "BACKENDS"]
+
+BACKENDS = ("numpy", "onnxruntime")
+
+
+def compile(
+    source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, backend: str = "numpy", **options: Any
+) -> CompiledTile:
+    """Validate once (DescriptorError with every issue) and return a compiled op with a cached plan.
+
+    Options: ``max_output_bytes`` (refuse larger outputs before allocating anything; default
+    ``dmltile.execute.limits.MAX_OUTPUT_BYTES`` or a fraction of available memory), ``threads``
+    (numpy: 1 or 2), ``providers`` / ``require_provider`` (onnxruntime).
+    """
+    desc = check(source, feature_level)
+    check_output_size(desc, options.pop("max_output_bytes", None))
+    if backend == "numpy":
+        return NumpyTile(desc, **_only(options, "numpy", {"threads"}))
+    if backend == "onnxruntime":
+        return OrtTile(desc, **_only(options, "onnxruntime", {"providers", "require_provider"}))
+    raise DmlTileError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
+
+
+def _only(options: dict, backend: str, allowed: set[str]) -> dict:
+    unknown = sorted(set(options) - allowed)
+    if unknown:
+        raise DmlTileError(
+            f"unknown option{'s' * (len(unknown) > 1)} {', '.join(unknown)} for backend {backend!r}; "
+            f"known: max_output_bytes, {', '.join(sorted(allowed))}"
+        )
+    return options
+
+
+def execute(
+    source: Source,
+    x: np.ndarray,
+    feature_level: Any = DEFAULT_FEATURE_LEVEL,
+    backend: str = "numpy",
+    **options: Any,
+) -> np.ndarray:
+    """Compile and run once: ``compile(source, feature_level, backend, **options)(x)``."""
+    return compile(source, feature_level, backend, **options)(x)

@@ -1,0 +1,193 @@
+"""The NumPy backend: a bit-exact byte-buffer simulator of DML_OPERATOR_TILE.
+
+A tensor is a byte buffer; element ``(i0..in)`` lives at byte ``sum(i_k * Strides[k]) * elem_size``
+(DML_BUFFER_TENSOR_DESC). Tile copies bytes, so every DataType is moved as unsigned integers:
+bit-exact, NaN payloads included. The copy is planned once per compiled op (see ``plan``).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..core.operator import OperatorDesc
+from ..core.tensor import packed_strides
+from ..errors import DmlTileError
+from .buffers import (
+    POISON_BYTE,
+    CompiledTile,
+    addressed_mask,
+    buffer_views,
+    byte_view,
+    output_aliases,
+    scatter_row_major,
+    strided,
+)
+from .copy_plan import BIG_CHUNK, Plan, make_plan, view
+
+__all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
+
+FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
+THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
+SPLIT_MIN_BYTES = 4 << 20  # ...and then for each of their copies from about this size
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _second_thread() -> ThreadPoolExecutor:
+    """The one worker thread that copies the second half of big copies (made on first use)."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dmltile-copy")
+        return _pool
+
+
+class PlanRunner:
+    """Runs a Plan on given input/output byte buffers; temporaries are kept per thread."""
+
+    def __init__(self, plan: Plan, threads: int, out_bytes: int):
+        self.plan = plan
+        self.threads = threads if out_bytes >= THREAD_MIN_BYTES else 1
+        self._local = threading.local()
+
+    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
+        """Per thread: the temporaries and, per step, the views into them (built once)."""
+        cached = getattr(self._local, "views", None)
+        if cached is None:
+            temps = [np.empty(n, np.uint8) for n in self.plan.temps]
+            cached = self._local.views = [
+                (
+                    _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width),
+                    _view(temps, step.src, step.src_offset, step.shape, step.src_strides, step.width),
+                )
+                for step in self.plan.steps
+            ]
+        return cached
+
+    def run(self, src: np.ndarray, dst: np.ndarray) -> None:
+        """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
+        bufs = {"in": src, "out": dst}
+        for step, (d, s) in zip(self.plan.steps, self._cached(), strict=False):
+            if d is None:
+                d = view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
+            if s is None:
+                s = view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
+            if self.threads > 1 and _worth_splitting(d):
+                half = d.shape[0] // 2
+                future = _second_thread().submit(np.copyto, d[half:], s[half:])
+                np.copyto(d[:half], s[:half])
+                future.result()
+            else:
+                np.copyto(d, s)
+
+
+def _worth_splitting(d: np.ndarray) -> bool:
+    """Two threads pay off on big copies, but a streaming memmove must stay big in both halves."""
+    if d.nbytes < SPLIT_MIN_BYTES or not d.shape or d.shape[0] < 2:
+        return False
+    return d.ndim > 1 or d.nbytes >= 2 * BIG_CHUNK
+
+
+def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
+    """A view into a temporary, or None for the input and output (their buffers change per call)."""
+    return None if isinstance(ref, str) else view(temps[ref], offset, shape, strides, width)
+
+
+class NumpyTile(CompiledTile):
+    """The NumPy backend's compiled op: two cached plans, one for raw buffers, one for packed arrays."""
+
+    backend = "numpy"
+    provider = "numpy"
+
+    def __init__(self, desc: OperatorDesc, threads: int = 2):
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads not in (1, 2):
+            raise DmlTileError(f"threads must be 1 or 2, got {threads!r}")
+        super().__init__(desc)
+        t_in, t_out = desc.input, desc.output
+        elem = t_in.data_type.element_size
+        self.out_bytes = t_out.total_tensor_size_in_bytes
+        self.aliasing_output = output_aliases(t_out)
+        in_strides = [s * elem for s in t_in.effective_strides]
+        out_strides = [s * elem for s in t_out.effective_strides]
+        self.buffer_plan = (
+            None
+            if self.aliasing_output
+            else make_plan(t_in.sizes, desc.repeats, in_strides, out_strides, elem)
+        )
+        packed_in = [s * elem for s in packed_strides(t_in.sizes)]
+        packed_out = [s * elem for s in packed_strides(t_out.sizes)]
+        self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem)
+        self._buffers = PlanRunner(self.buffer_plan, threads, self.out_bytes) if self.buffer_plan else None
+        self._arrays = PlanRunner(self.array_plan, threads, t_out.element_count * elem)
+        self._fast = _reshape_recipe(self.array_plan, elem)
+
+    def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
+        """Two reshapes and one broadcasting copy when the plan allows, else the planned steps."""
+        fast = self._fast
+        if fast is not None:  # reshaping a non-contiguous x copies it, which is still right: x is only read
+            # A same-dtype np.copyto moves elements by their size (integer loads and stores, never
+            # float arithmetic), so this path is bit-exact too; test_nan_payloads_survive checks it.
+            np.copyto(out.reshape(fast[0]), x.reshape(fast[1]))
+        else:
+            self._arrays.run(np.ascontiguousarray(x), out)
+
+    def run_buffers(self, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:
+        """Run on raw byte buffers honouring Strides and TotalTensorSizeInBytes.
+
+        Output bytes the output desc does not address stay untouched, unless ``poison_padding``
+        fills them with POISON_BYTE (DirectML may overwrite any byte of an output's
+        TotalTensorSizeInBytes, so programs must not rely on padding surviving). Output strides that
+        alias (DML109, a race on a GPU) are written in row-major order, the last write winning.
+        """
+        src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
+        if self.aliasing_output:
+            x = np.ascontiguousarray(strided(src, self.desc.input)).view(self.dtype)
+            scatter_row_major(dst, self.desc.output, self(x))
+        else:
+            self._buffers.run(src, dst)
+
+
+def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """For a one-step plan on packed arrays in element units: the shapes to reshape ``out`` and ``x`` to,
+    so a call is two reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors)."""
+    if (
+        len(plan.steps) != 1
+        or plan.temps
+        or math.prod(plan.steps[0].shape) * plan.steps[0].width > FAST_MAX_BYTES
+    ):
+        return None
+    step = plan.steps[0]
+    shape, dst_strides, src_strides = step.shape, step.dst_strides, step.src_strides
+    if step.width not in (1, 2, 4, 8):  # an opaque chunk: its elements become the innermost axis again
+        shape = shape + (step.width // elem,)
+        dst_strides, src_strides = dst_strides + (elem,), src_strides + (elem,)
+    elif step.width != elem:  # re-express the widened innermost axis in elements
+        shape = shape[:-1] + (shape[-1] * step.width // elem,)
+        dst_strides, src_strides = dst_strides[:-1] + (elem,), src_strides[:-1] + (elem,)
+    if dst_strides != tuple(s * elem for s in packed_strides(shape)):
+        return None
+    if not _packed_in_order(shape, src_strides, elem):
+        return None
+    return shape, tuple(n if s else 1 for n, s in zip(shape, src_strides, strict=False))
+
+
+def _packed_in_order(shape, src_strides, elem: int) -> bool:
+    """Whether the non-broadcast source axes, in order, are exactly a packed row-major array."""
+    expect = elem
+    for n, s in reversed(list(zip(shape, src_strides, strict=False))):
+        if s == 0:
+            continue
+        if s != expect:
+            return False
+        expect *= n
+    return True
+
+
+def run_tile_buffers(desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool = False) -> None:
+    """Execute ``desc`` from ``in_buf`` into ``out_buf`` once (plans on every call; prefer compile())."""
+    NumpyTile(desc).run_buffers(in_buf, out_buf, poison_padding)

@@ -1,1 +1,0 @@
-"""Backends that run a Tile descriptor."""

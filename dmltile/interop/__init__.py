@@ -1,0 +1,1 @@
+"""The interop layer: DxDispatch model export, running its commands, comparing its printed output."""

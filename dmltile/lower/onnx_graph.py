@@ -1,0 +1,188 @@
+"""Reading an ONNX model for check_model: loading, the Tile nodes of every graph, and what each
+value name is known to hold (type, shape, constant value, producer).
+
+Initializers stay TensorProtos until a Tile node asks for one (weights are never converted), and
+external data is read only for the values asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .framework import dtype_name
+
+# ONNX TensorProto element types in NumPy terms (the rest keep their lower-cased ONNX name,
+# which ONNX Tile's type constraint then rejects by name).
+ONNX_TYPES = {
+    "FLOAT": "float32",
+    "DOUBLE": "float64",
+    "FLOAT16": "float16",
+    "BFLOAT16": "bfloat16",
+    "BOOL": "bool",
+    "STRING": "string",
+    "INT8": "int8",
+    "INT16": "int16",
+    "INT32": "int32",
+    "INT64": "int64",
+    "UINT8": "uint8",
+    "UINT16": "uint16",
+    "UINT32": "uint32",
+    "UINT64": "uint64",
+    "COMPLEX64": "complex64",
+    "COMPLEX128": "complex128",
+}
+
+
+def onnx_modules():
+    """(onnx, onnx.numpy_helper), or InputError saying how to install them."""
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:  # pragma: no cover - the onnx extra is installed by make test
+        raise InputError("checking a model needs the onnx package: pip install 'dmltile[onnx]'") from None
+    return onnx, numpy_helper
+
+
+def type_name(elem_type: int) -> str:
+    """An ONNX element type number in NumPy terms."""
+    onnx, _ = onnx_modules()
+    name = onnx.TensorProto.DataType.Name(elem_type)
+    return ONNX_TYPES.get(name, name.lower())
+
+
+def load_model(path: Any):
+    """(ModelProto after shape inference, base directory for external data). InputError if unreadable."""
+    onnx, _ = onnx_modules()
+    if isinstance(path, onnx.ModelProto):
+        model, base = path, ""
+    else:
+        name = os.fspath(path)
+        if os.path.isdir(name):
+            raise InputError(f"{name} is a directory, not an ONNX model file")
+        try:
+            model = onnx.load(name, load_external_data=False)
+        except FileNotFoundError:
+            raise InputError(f"{name}: no such file") from None
+        except Exception as e:  # protobuf DecodeError and friends: the bytes are not a model
+            raise InputError(
+                f"{name}: not a readable ONNX model ({type(e).__name__}: {str(e)[:120]})"
+            ) from None
+        if not model.HasField("graph"):
+            raise InputError(f"{name}: not a readable ONNX model (no graph)")
+        base = os.path.dirname(os.path.abspath(name))
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:
+        pass  # inference is a help; nodes whose shapes stay unknown are reported as such
+    return model, base
+
+
+@dataclass
+class Constant:
+    """A value fixed in the model: an initializer or a Constant node's output."""
+
+    source: str
+    proto: Any = None  # TensorProto, converted on demand
+    array: np.ndarray | None = None
+
+    def value(self, base: str) -> np.ndarray:
+        """The value as an ndarray (external data read from ``base``)."""
+        if self.array is None:
+            _, numpy_helper = onnx_modules()
+            self.array = numpy_helper.to_array(self.proto, base)
+        return self.array
+
+    def shape_and_type(self) -> tuple[list, str]:
+        """Shape and NumPy-terms type, without reading the data."""
+        if self.array is not None:
+            return list(self.array.shape), dtype_name(self.array.dtype)
+        return list(self.proto.dims), type_name(self.proto.data_type)
+
+
+@dataclass
+class Scope:
+    """What a graph (and the graphs around it) knows about value names."""
+
+    base: str = ""
+    types: dict[str, Any] = field(default_factory=dict)  # name -> TypeProto.Tensor
+    constants: dict[str, Constant] = field(default_factory=dict)
+    producers: dict[str, Any] = field(default_factory=dict)  # name -> NodeProto
+    defaults: set[str] = field(default_factory=set)  # graph inputs whose initializer is only a default
+
+    def child(self) -> Scope:
+        """A scope for a subgraph: it sees the outer names until it shadows them."""
+        return Scope(
+            self.base, dict(self.types), dict(self.constants), dict(self.producers), set(self.defaults)
+        )
+
+    def read(self, graph) -> None:
+        """Learn the names a graph defines."""
+        for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+            if vi.type.HasField("tensor_type"):
+                self.types[vi.name] = vi.type.tensor_type
+        inputs = {vi.name for vi in graph.input}
+        for name in inputs:  # a graph input shadows outer names, and callers may feed any value
+            self.constants.pop(name, None)
+        for init in graph.initializer:
+            if init.name in inputs:  # an initializer that is also an input is only a default
+                self.defaults.add(init.name)
+            else:
+                self.constants[init.name] = Constant(f"initializer '{init.name}'", proto=init)
+        for node in graph.node:
+            for out in node.output:
+                self.producers[out] = node
+            if node.op_type == "Constant" and node.domain in ("", "ai.onnx") and node.output:
+                constant = _constant_node(node)
+                if constant is not None:
+                    self.constants[node.output[0]] = constant
+
+    def shape_and_type(self, name: str) -> tuple[list | None, str | None]:
+        """Dims (ints, symbolic names, "?" when unknown; None when the rank is unknown) and type of a value."""
+        if name in self.constants:
+            return self.constants[name].shape_and_type()
+        tt = self.types.get(name)
+        if tt is None:
+            return None, None
+        elem = type_name(tt.elem_type) if tt.elem_type else None
+        if not tt.HasField("shape"):
+            return None, elem
+        return [d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in tt.shape.dim], elem
+
+    def runtime_source(self, name: str) -> str:
+        """Where a non-constant value comes from, in words."""
+        node = self.producers.get(name)
+        if node is not None:
+            return f"computed at run time by {node.op_type} node '{node.name or name}'"
+        if name in self.defaults:
+            return f"graph input '{name}', whose initializer is only a default that callers may replace"
+        return f"graph input '{name}', fed at run time"
+
+
+def _constant_node(node) -> Constant | None:
+    source = f"Constant node '{node.name or node.output[0]}'"
+    for a in node.attribute:
+        if a.name == "value":
+            return Constant(source, proto=a.t)
+        if a.name == "value_int":
+            return Constant(source, array=np.asarray(a.i, dtype=np.int64))
+        if a.name == "value_ints":
+            return Constant(source, array=np.asarray(list(a.ints), dtype=np.int64))
+    return None
+
+
+def tile_nodes(graph, scope: Scope, prefix: str = "") -> Iterator[tuple[str, Any, Scope]]:
+    """(display name, node, scope) for every ai.onnx Tile node, subgraphs included."""
+    onnx, _ = onnx_modules()
+    scope.read(graph)
+    for i, node in enumerate(graph.node):
+        if node.op_type == "Tile" and node.domain in ("", "ai.onnx"):
+            yield prefix + (node.name or f"(node {i}: Tile)"), node, scope
+        for a in node.attribute:
+            for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+                yield from tile_nodes(sub, scope.child(), f"{prefix}{node.name or node.op_type}/{a.name}/")

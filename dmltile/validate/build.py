@@ -1,0 +1,40 @@
+"""Building a correct descriptor from sizes and repeats (what ``dmltile new`` prints)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..core.operator import OperatorDesc
+from ..core.shape import tile_output_sizes
+from ..errors import DmlTileError
+from .document import load
+
+
+def tile_desc(
+    input_sizes: Sequence[int],
+    repeats: Sequence[int],
+    dtype: Any = "FLOAT32",
+    strides: Sequence[int] | None = None,
+) -> OperatorDesc:
+    """A correct Tile descriptor: the input as given (packed unless ``strides``), a packed output
+    of ``input_sizes * repeats``, and every count and byte size computed.
+
+    Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
+    type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
+    """
+    if len(input_sizes) != len(repeats):
+        raise DmlTileError(
+            f"{len(repeats)} repeats for {len(input_sizes)} input sizes; give one repeat per dimension"
+        )
+    return load(
+        {
+            "InputTensor": {
+                "DataType": dtype,
+                "Sizes": list(input_sizes),
+                "Strides": None if strides is None else list(strides),
+            },
+            "OutputTensor": {"DataType": dtype, "Sizes": list(tile_output_sizes(input_sizes, repeats))},
+            "Repeats": list(repeats),
+        }
+    )

@@ -1,0 +1,172 @@
+"""Parsing a descriptor document (JSON text, a file, a dict or a model) into an OperatorDesc.
+
+Parsing reports structural problems (DML001-DML005, DML207) as issues with paths into the
+canonical wrapped document; cross-field and feature-level rules run afterwards (``api``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..core.fields import FIELDS, c_type_range
+from ..core.operator import OperatorDesc
+from ..errors import DescriptorError
+from .dxdispatch import single_tile_document
+from .report import Issue
+from .rules import issue
+from .source import NotJson, Source, looks_like_dxdispatch, read_source
+
+
+def format_path(loc: tuple) -> str:
+    """``('Desc', 'InputTensor', 'Desc', 'Sizes', 2)`` -> ``Desc.InputTensor.Desc.Sizes[2]``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def show(value: Any, limit: int = 48) -> str:
+    """A short JSON-like rendering of a value for messages."""
+    try:
+        text = json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
+    """Parse a document into a model, or into the structural issues that stop it."""
+    data = read_source(source)
+    if isinstance(data, OperatorDesc):
+        return data, []
+    data, dx_issues = single_tile_document(data) if looks_like_dxdispatch(data) else (data, [])
+    if dx_issues:
+        return None, dx_issues
+    if isinstance(data, NotJson):
+        return None, [
+            issue(
+                "DML001",
+                "",
+                f"the document is not JSON: {data.reason}",
+                "write one JSON object, as `dmltile new` prints",
+            )
+        ]
+    if not isinstance(data, dict):
+        return None, [
+            issue(
+                "DML001",
+                "",
+                f"the document is a JSON {_json_kind(data)}, not an object",
+                'write a JSON object such as {"Type": "DML_OPERATOR_TILE", "Desc": {...}}',
+            )
+        ]
+    try:
+        return OperatorDesc.model_validate(data), []
+    except ValidationError as e:
+        return None, issues_from_pydantic(e.errors())
+    except RecursionError:
+        return None, [issue("DML001", "", "the document is nested too deeply to read")]
+
+
+def load(source: Source) -> OperatorDesc:
+    """Read a descriptor (path, JSON text, dict or model); raise DescriptorError on bad structure."""
+    desc, issues = parse(source)
+    if desc is None:
+        raise DescriptorError(
+            issues, context=f"cannot read the descriptor ({len(issues)} issue{'s' * (len(issues) != 1)})"
+        )
+    return desc
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def issues_from_pydantic(errors: list[dict]) -> list[Issue]:
+    """Turn pydantic's errors into issues with DML0xx codes, in document order."""
+    issues = [_issue(err) for err in errors]
+    not_tile = [i for i in issues if i.code == "DML207"]
+    if not_tile:  # the Desc of another operator is not a Tile desc; its field errors are noise
+        return not_tile + [i for i in issues if i.code != "DML207" and not i.path.startswith("Desc")]
+    return issues
+
+
+# Framework type names people reach for, and the DirectML type with the same bits.
+_ENUM_HINTS = {
+    "BOOL": "DirectML has no bool type; a bool is one byte, so tile it as UINT8. ",
+    "BFLOAT16": "DirectML has no bfloat16 type; Tile copies bits, so tile it as UINT16. ",
+    "FLOAT": "FLOAT is spelled FLOAT32. ",
+    "HALF": "HALF is spelled FLOAT16. ",
+    "DOUBLE": "DOUBLE is spelled FLOAT64 (which Tile does not support; tile it as UINT32 pairs). ",
+}
+
+
+def _field_of(loc: tuple) -> str:
+    names = [p for p in loc if isinstance(p, str)]
+    return names[-1] if names else ""
+
+
+def _issue(err: dict) -> Issue:
+    loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
+    path, field = format_path(loc), _field_of(loc)
+    info = FIELDS.get(field)
+    if kind == "missing":
+        example = f": {info.example}" if info else ""
+        return issue(
+            "DML002",
+            path,
+            f"required field {field} is missing" + (f" ({info.meaning})" if info else ""),
+            f'add "{field}"{example}',
+        )
+    if kind == "extra_forbidden":
+        close = difflib.get_close_matches(field, FIELDS, n=1)
+        hint = f'did you mean "{close[0]}"? Otherwise remove it' if close else "remove it"
+        return issue("DML003", path, f'unknown field "{field}" (value {show(value)})', hint)
+    if kind == "dml_enum":
+        ctx = err.get("ctx", {})
+        return issue(
+            "DML005",
+            path,
+            f"{field} is {show(value)}, which is not a {ctx.get('enum', 'known enum')} value",
+            _ENUM_HINTS.get(str(value).upper(), "") + f"use one of {ctx.get('choices', '')}"
+            f" (short names, full C names or the C integers)",
+        )
+    if kind == "dml_not_tile":
+        return issue(
+            "DML207",
+            path,
+            err["msg"],
+            'use "Type": "DML_OPERATOR_TILE" with a DML_TILE_OPERATOR_DESC in "Desc"',
+        )
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return issue(
+            "DML004",
+            path,
+            f"{field or 'the value'} is {show(value)}, but it must be a JSON object",
+            f"write {field} as an object" + (f", e.g. {info.example}" if info else ""),
+        )
+    if kind in ("tuple_type", "list_type", "iterable_type"):
+        return issue(
+            "DML004",
+            path,
+            f"{field} is {show(value)}, but it must be an array of UINT",
+            f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else ""),
+        )
+    lo, hi = c_type_range(field)
+    c_type = "UINT64" if hi > 2**32 else "UINT"
+    element = "an element of " + field if loc and isinstance(loc[-1], int) else field
+    why = (
+        "a boolean is not an integer"
+        if isinstance(value, bool)
+        else ("only whole numbers are UINTs" if isinstance(value, float) else f"{c_type} holds {lo} to {hi}")
+    )
+    return issue(
+        "DML004",
+        path,
+        f"{element} is {show(value)}, but it must be a {c_type} ({why})",
+        f"write a whole number from {lo} to {hi}",
+    )

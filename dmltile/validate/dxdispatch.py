@@ -1,0 +1,137 @@
+"""Reading DxDispatch models: the Tile dispatchables of a model as dmltile descriptors.
+
+Follows microsoft/DirectML at a9614e82, ``DxDispatch/src/model/JsonParsers.cpp``: ``ParseModel``
+(rapidjson with kParseCommentsFlag | kParseTrailingCommasFlag: comments and trailing commas are
+accepted), ``ParseModelDmlDispatchableDesc`` / ``ParseDmlOperatorDesc`` (``type`` or ``Type``;
+``desc`` or ``Desc``, else the fields inline; ``dmlCompileType``, ``executionFlags`` and
+``bindings`` beside them), ``ParseDmlTensorDesc`` / ``ParseDmlBufferTensorDesc`` (``Type`` BUFFER,
+``Flags`` NONE as a string or a list of strings, ``DimensionCount`` len(Sizes), ``Strides`` missing
+or ``[]`` = packed, ``TotalTensorSizeInBytes`` missing or 0 = DMLCalcBufferTensorSize,
+``GuaranteedBaseOffsetAlignment`` 0); and ``JsonParsersGenerated.cpp`` ``ParseDmlTileOperatorDesc``
+(``"DML_OPERATOR_TILE"`` or ``"TILE"``; ``RepeatsCount`` required).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..core.enums import TILE, OperatorType
+from ..errors import DescriptorError
+from .report import Issue
+from .rules import issue
+from .source import NotJson, is_dispatchable, is_model, read_source
+
+DISPATCHABLE = "tile"  # the name a lone dispatchable gets, and the one the export writes
+DXDISPATCH_KEYS = ("dmlCompileType", "executionFlags", "bindings")  # dispatchable keys beside the desc
+
+
+def read_model(source: Any) -> dict:
+    """A DxDispatch model (or one dispatchable) from a dict, JSON text or a path; comments and
+    trailing commas are accepted as DxDispatch accepts them. A lone dispatchable is wrapped as
+    a model with that one dispatchable, named ``tile``."""
+    data = read_source(source)
+    if isinstance(data, NotJson):
+        raise DescriptorError(
+            [issue("DML001", path="", message=f"the model is not JSON: {data.reason}")],
+            context="cannot read the DxDispatch model",
+        )
+    if is_dispatchable(data):
+        return {"dispatchables": {DISPATCHABLE: data}}
+    if not is_model(data) or not isinstance(data["dispatchables"], dict):
+        raise DescriptorError(
+            [
+                issue(
+                    "DML001",
+                    path="dispatchables",
+                    message='not a DxDispatch model: expected an object with a "dispatchables" object',
+                    hint='write {"resources": {...}, "dispatchables": {"tile": {"type": '
+                    '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
+                )
+            ],
+            context="cannot read the DxDispatch model",
+        )
+    return data
+
+
+def operator_name(raw: Mapping) -> Any:
+    return raw.get("type", raw.get("Type"))
+
+
+def _canonical_tensor(tensor: Any) -> Any:
+    if not isinstance(tensor, dict) or ("Desc" in tensor and not isinstance(tensor["Desc"], dict)):
+        return tensor  # left for the model to report as it is
+    buffer = dict(tensor["Desc"]) if "Desc" in tensor else {k: v for k, v in tensor.items() if k != "Type"}
+    size = buffer.get("TotalTensorSizeInBytes")
+    if type(size) is int and size == 0:  # DxDispatch: 0 means "compute it" (false or 0.0 stay errors)
+        del buffer["TotalTensorSizeInBytes"]
+    if buffer.get("Strides") == []:  # DxDispatch: an empty array means packed
+        buffer["Strides"] = None
+    if buffer.get("Flags") == []:
+        buffer["Flags"] = "DML_TENSOR_FLAG_NONE"
+    out = {"Desc": buffer}
+    if "Type" in tensor:
+        out["Type"] = tensor["Type"]
+    return out
+
+
+def canonical_document(dispatchable: Mapping) -> dict:
+    """A DxDispatch Tile dispatchable as dmltile's canonical document (a dict, not yet validated):
+    ``type``/``desc`` become ``Type``/``Desc``, inline fields move into ``Desc``, and DxDispatch's
+    defaults apply (``Strides: []`` = null, ``TotalTensorSizeInBytes: 0`` = computed, flag lists)."""
+    raw = dict(dispatchable)
+    if "desc" in raw or "Desc" in raw:
+        desc = raw.get("desc", raw.get("Desc"))
+    else:
+        desc = {k: v for k, v in raw.items() if k not in ("type", "Type", *DXDISPATCH_KEYS)}
+    if isinstance(desc, dict):
+        desc = dict(desc)
+        for name in ("InputTensor", "OutputTensor"):
+            if name in desc:
+                desc[name] = _canonical_tensor(desc[name])
+    return {"Type": operator_name(raw), "Desc": desc}
+
+
+def is_tile(dispatchable: Any) -> bool:
+    try:
+        return OperatorType.parse(operator_name(dispatchable)) == TILE
+    except ValueError:
+        return False
+
+
+def single_tile_document(data: Any) -> tuple[Any, list[Issue]]:
+    """For ``document.parse``: the canonical document of the one Tile dispatchable in a DxDispatch
+    model or dispatchable, or issues explaining why there is not exactly one."""
+    try:
+        model = read_model(data)
+    except DescriptorError as e:
+        return None, e.issues
+    dispatchables = model["dispatchables"]
+    tiles = [n for n, d in dispatchables.items() if isinstance(d, dict) and is_tile(d)]
+    others = {
+        n: str(operator_name(d)) if isinstance(d, dict) else "?"
+        for n, d in dispatchables.items()
+        if n not in tiles
+    }
+    if len(tiles) == 1:
+        return canonical_document(dispatchables[tiles[0]]), []
+    if not tiles:
+        found = ", ".join(f"{n!r} ({op})" for n, op in others.items()) or "none"
+        return None, [
+            issue(
+                "DML207",
+                path="dispatchables",
+                message=f"the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {found}); "
+                "dmltile covers Tile only",
+                hint='add a dispatchable {"type": "DML_OPERATOR_TILE", "desc": {...}}',
+            )
+        ]
+    return None, [
+        issue(
+            "DML401",
+            path="dispatchables",
+            message=f"the DxDispatch model has {len(tiles)} Tile dispatchables ({', '.join(map(repr, tiles))}); "
+            "a single descriptor is needed here",
+            hint="pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
+        )
+    ]

@@ -1,0 +1,66 @@
+"""What validation returns: issues with stable codes, and the report that collects them."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, PlainSerializer
+
+from ..core.enums import FeatureLevel
+
+Severity = Literal["error", "warning"]
+LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.c_name, return_type=str)]
+
+
+class Issue(BaseModel):
+    """One broken rule: where (a path into the canonical document), what, and how to fix it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    code: str
+    path: str
+    message: str
+    hint: str = ""
+    severity: Severity = "error"
+
+    def __str__(self) -> str:
+        text = f"{self.code} {self.severity} at {self.path or '<document>'}: {self.message}"
+        return text + (f"\n    fix: {self.hint}" if self.hint else "")
+
+
+class ValidationReport(BaseModel):
+    """The verdict on one descriptor at one feature level."""
+
+    valid: bool
+    feature_level: LevelName | None
+    output_sizes: list[int] | None = None
+    issues: list[Issue] = []
+
+    @property
+    def errors(self) -> list[Issue]:
+        """The issues that make the descriptor invalid."""
+        return [i for i in self.issues if i.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Issue]:
+        """Hazards DirectML's documentation does not reject."""
+        return [i for i in self.issues if i.severity == "warning"]
+
+    @property
+    def codes(self) -> list[str]:
+        """The codes of every issue, in order."""
+        return [i.code for i in self.issues]
+
+    def to_dict(self) -> dict:
+        """The report as plain JSON-able data."""
+        return self.model_dump(mode="json")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The report as JSON text."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def __str__(self) -> str:
+        level = self.feature_level.c_name if self.feature_level else "an unknown feature level"
+        head = f"{'valid' if self.valid else 'INVALID'} at {level}"
+        return "\n".join([head, *(f"  {i}" for i in self.issues)])

@@ -1,0 +1,118 @@
+"""No input makes a command crash: random JSON documents and random mutations of the doc example
+go through validate, explain, fmt and run in-process (a crash re-raises there), and end in 0, 1 or 2."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke
+
+JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True)
+    | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=20,
+)
+FIELD_NAMES = [
+    "Type",
+    "Desc",
+    "InputTensor",
+    "OutputTensor",
+    "RepeatsCount",
+    "Repeats",
+    "DataType",
+    "Flags",
+    "DimensionCount",
+    "Sizes",
+    "Strides",
+    "TotalTensorSizeInBytes",
+    "GuaranteedBaseOffsetAlignment",
+]
+SMALL = st.one_of(
+    st.integers(0, 9),
+    st.lists(st.integers(0, 9), max_size=9),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(
+        [
+            "FLOAT32",
+            "INT64",
+            "BOOL",
+            "UINT4",
+            "DML_TENSOR_TYPE_INVALID",
+            "OWNED_BY_DML",
+            "TILE",
+            "DML_OPERATOR_ADD",
+        ]
+    ),
+    JSON,
+)
+
+
+def _paths(node, prefix=()):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield prefix + (key,)
+            yield from _paths(value, prefix + (key,))
+
+
+@st.composite
+def mutated_doc_example(draw):
+    doc = json.loads(DOC_EXAMPLE.read_text())
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(list(_paths(doc))))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "replace":
+            parent[path[-1]] = draw(SMALL)
+        elif action == "delete":
+            del parent[path[-1]]
+        elif isinstance(parent, dict):
+            parent[draw(st.sampled_from(FIELD_NAMES + ["Repeat", "Size"]))] = draw(SMALL)
+        if not isinstance(doc, dict) or not any(True for _ in _paths(doc)):
+            break
+    return doc
+
+
+def _check_all_commands(tmp_path, doc) -> None:
+    path = tmp_path / "fuzz.json"
+    path.write_text(json.dumps(doc, allow_nan=True))
+    for args in (
+        ("validate", path),
+        ("validate", path, "--all-levels", "--json"),
+        ("explain", path, "-l", "1.0"),
+        ("fmt", path),
+    ):
+        result = invoke(*args)  # re-raises any crash
+        assert result.exit_code in (0, 1, 2), args
+        if "--json" in args:
+            json.loads(result.stdout)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutated_doc_example())
+def test_mutated_doc_example_never_crashes(tmp_path, doc):
+    _check_all_commands(tmp_path, doc)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(JSON)
+def test_random_json_never_crashes(tmp_path, doc):
+    _check_all_commands(tmp_path, doc)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
+def test_every_example_can_be_explained_and_run(path, tmp_path):
+    explained = invoke("explain", path, "--feature-level", "1.0")
+    assert explained.exit_code in (0, 1) and "What Tile does" in explained.stdout
+    ran = invoke("run", path, "--output", tmp_path / "y.npy")
+    assert ran.exit_code in (0, 1)

@@ -1,0 +1,120 @@
+"""``dmltile levels``, ``rules``, ``doctor``: checked against the DirectML page and the machine."""
+
+from __future__ import annotations
+
+import platform
+import sys
+
+import numpy as np
+import pytest
+
+import dmltile
+from tests.cli_support import PAGE_ROWS, invoke, json_out, script
+
+# The codes of DESIGN §4, written out independently of dmltile.RULES.
+DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
+    [f"DML00{i}" for i in range(1, 6)]
+    + [f"DML1{i:02d}" for i in range(1, 11)]
+    + [f"DML20{i}" for i in range(1, 8)]
+    + ["DML301", "DML302", "DML303"]
+    + ["DML401", "DML402"]  # DxDispatch models
+)
+
+
+def test_levels_json_rows_are_the_directml_page_rows():
+    proc = script("levels", "--json")
+    assert proc.returncode == 0
+    doc = json_out(proc.stdout)
+    rows = [
+        (r["feature_level"], set(r["InputTensor"]["dimension_counts"]), set(r["InputTensor"]["data_types"]))
+        for r in doc["rows"]
+    ]
+    assert rows == PAGE_ROWS
+    assert all(r["OutputTensor"] == r["InputTensor"] for r in doc["rows"])
+    assert (
+        doc["known_levels"][0] == "1.0"
+        and doc["known_levels"][-1] == "6.4"
+        and len(doc["known_levels"]) == 15
+    )
+
+
+def test_levels_table_names_every_row():
+    out = invoke("levels").stdout
+    for level in (
+        "DML_FEATURE_LEVEL_1_0",
+        "DML_FEATURE_LEVEL_2_1",
+        "DML_FEATURE_LEVEL_3_1",
+        "DML_FEATURE_LEVEL_4_1",
+    ):
+        assert level in out
+    assert "1 to 8" in out and "UINT64" in out
+
+
+def test_rules_lists_every_design_code_with_rule_and_source():
+    doc = json_out(invoke("rules", "--json").stdout)
+    assert [r["code"] for r in doc] == DESIGN_CODES
+    assert all(r["rule"] and r["source"] for r in doc)
+    assert {r["code"] for r in doc if r["severity"] == "warning"} == {"DML109", "DML402"}
+    out = invoke("rules").stdout
+    for code in DESIGN_CODES:
+        assert code in out
+
+
+def test_doctor_reports_this_machine():
+    report = dmltile.doctor_report()
+    assert report["python"]["version"] == platform.python_version()
+    assert report["numpy"] == np.__version__
+    assert report["os"]["system"] == platform.system()
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        assert report["onnxruntime"]["version"] is None
+    else:
+        assert report["onnxruntime"]["version"] == ort.__version__
+        assert report["onnxruntime"]["providers"] == ort.get_available_providers()
+    if sys.platform != "win32":
+        assert report["directml"] == {
+            "usable": False,
+            "reason": f"DirectML runs only on Windows; this is {platform.system()}",
+        }
+
+
+def test_doctor_cli_json_and_table():
+    proc = script("doctor", "--json")
+    assert proc.returncode == 0
+    doc = json_out(proc.stdout)
+    assert doc["numpy"] == np.__version__ and "usable" in doc["directml"]
+    out = invoke("doctor").stdout
+    assert "DirectML" in out and platform.python_version() in out
+
+
+def test_every_command_has_help_with_an_example():
+    for command in ("validate", "explain", "run", "new", "fmt", "schema", "levels", "rules", "doctor"):
+        result = invoke(command, "--help")
+        assert result.exit_code == 0 and f"Example: dmltile {command}" in result.stdout, command
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="checks the non-Windows answer")
+def test_doctor_says_why_no_adapters_are_listed_off_windows():
+    adapters = dmltile.doctor_report()["gpu_adapters"]
+    assert adapters["names"] == [] and "Windows only" in adapters["reason"]
+    assert "GPU adapters" in invoke("doctor").stdout
+
+
+@pytest.mark.directml
+@pytest.mark.skipif(
+    sys.platform != "win32", reason="GPU adapters are listed through Windows' WMI; this is not Windows"
+)
+def test_doctor_lists_the_windows_adapters():
+    adapters = dmltile.doctor_report()["gpu_adapters"]
+    assert adapters["names"], adapters["reason"]  # a runner without a GPU still has a basic display adapter
+
+
+def test_the_directml_probe_runs_a_real_tile_or_names_what_is_missing():
+    from dmltile.execute.doctor import _dml_session_works
+
+    usable, reason = _dml_session_works()
+    if "DmlExecutionProvider" in dmltile.backend_info()["providers"]:
+        assert usable, reason
+    else:
+        assert not usable and "DmlExecutionProvider" in reason and "CPUExecutionProvider" in reason
