@@ -14,6 +14,7 @@ from ..validate.api import validate
 from ..validate.build import tile_desc
 from ..validate.document import parse
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.rules import unreadable_issues
 from ..validate.schema import document_schema
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
 from .options import feature_level as parse_level
@@ -96,8 +97,8 @@ def fmt_cmd(
     except InputError as e:
         raise fail(str(e)) from None
     if desc is None:
-        if any(i.code == "DML001" for i in issues):
-            raise fail(f"{file}: " + "; ".join(i.message for i in issues if i.code == "DML001"))
+        if unreadable_issues(issues):
+            raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(issues)))
         _print_issues(issues)
         raise typer.Exit(EXIT_INVALID)
     text = desc.to_json() + "\n"

@@ -12,6 +12,7 @@ from ..errors import InputError
 from ..teach.explain import explain, map_index
 from ..teach.render import picture, render
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
@@ -44,8 +45,8 @@ def explain_cmd(
         ex = explain(readable_file(file), level)
     except InputError as e:
         raise fail(str(e)) from None
-    if any(i.code == "DML001" for i in ex.report.issues):
-        raise fail(f"{file}: " + "; ".join(i.message for i in ex.report.issues if i.code == "DML001"))
+    if unreadable_issues(ex.report.issues):
+        raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(ex.report.issues)))
     if out_index is not None:
         if ex.desc is None:
             raise fail("--index needs a readable descriptor; fix the issues `dmltile validate` lists first")

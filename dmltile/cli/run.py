@@ -16,6 +16,7 @@ from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_npy
 from ..validate.api import parse_and_validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
 from .options import feature_level as parse_level
 from .options import readable_file
@@ -119,7 +120,7 @@ def run_cmd(
         )
     desc, report = parse_and_validate(readable_file(file), level)
     if is_unreadable(report):
-        raise fail(f"{file}: " + "; ".join(i.message for i in report.issues if i.code == "DML001"))
+        raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(report.issues)))
     if not report.valid:
         print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)

@@ -15,6 +15,7 @@ from ..errors import InputError
 from ..validate.api import validate as validate_descriptor
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
 from ..validate.report import ValidationReport
+from ..validate.rules import unreadable_issues
 from ..validate.source import Loaded, read_source
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
 from .dxdispatch import dxdispatch_results
@@ -40,7 +41,7 @@ def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str]]:
 
 def is_unreadable(report: ValidationReport) -> bool:
     """A document that is not a JSON object (DML001) is unreadable input, exit status 2."""
-    return any(i.code == "DML001" for i in report.issues)
+    return bool(unreadable_issues(report.issues))
 
 
 def cell(report: ValidationReport) -> str:
@@ -147,7 +148,7 @@ def validate_cmd(
     for f, reports in list(results.items()):
         if is_unreadable(reports[0]):
             unreadable[f] = f"{f}: " + "; ".join(
-                f"{i.code} {i.message}" for i in reports[0].issues if i.code == "DML001"
+                f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
             )
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)

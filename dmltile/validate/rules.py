@@ -63,6 +63,11 @@ def rule(code: str, text: str, source: str, phase: Phase = "descriptor", severit
     return decorate
 
 
+def unreadable_issues(issues: list[Issue]) -> list[Issue]:
+    """The issues that say the input is not a document at all (DML001): unreadable input, exit 2."""
+    return [i for i in issues if i.code == "DML001"]
+
+
 def issue(code: str, path: str, message: str, hint: str = "") -> Issue:
     """An Issue with the severity its rule carries."""
     return Issue(code=code, path=path, message=message, hint=hint, severity=RULES[code].severity)

@@ -19,7 +19,6 @@ from ..core.operator import OperatorDesc
 from ..errors import InputError
 
 
-
 @dataclass(frozen=True)
 class Loaded:
     """JSON data already read from a file: handed on as data, never read again as a path or text."""

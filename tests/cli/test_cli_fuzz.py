@@ -4,11 +4,14 @@ go through validate, explain, fmt and run in-process (a crash re-raises there), 
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import dmltile
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke
 
 JSON = st.recursive(
@@ -110,9 +113,18 @@ def test_random_json_never_crashes(tmp_path, doc):
     _check_all_commands(tmp_path, doc)
 
 
+def example_level(path: Path) -> str:
+    """The level an example is named for (``valid_fl2_1_...`` -> ``2.1``), else the default level."""
+    match = re.match(r"(?:in)?valid_fl(\d)_(\d)_", path.name)
+    return f"{match[1]}.{match[2]}" if match else dmltile.DEFAULT_FEATURE_LEVEL
+
+
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)
-def test_every_example_can_be_explained_and_run(path, tmp_path):
-    explained = invoke("explain", path, "--feature-level", "1.0")
-    assert explained.exit_code in (0, 1) and "What Tile does" in explained.stdout
-    ran = invoke("run", path, "--output", tmp_path / "y.npy")
-    assert ran.exit_code in (0, 1)
+def test_every_example_is_explained_and_run_with_the_status_its_name_promises(path, tmp_path):
+    expected = 1 if path.name.startswith("invalid_") else 0
+    level = example_level(path)
+    explained = invoke("explain", path, "--feature-level", level)
+    assert explained.exit_code == expected and "What Tile does" in explained.stdout
+    ran = invoke("run", path, "--feature-level", level, "--output", tmp_path / "y.npy")
+    assert ran.exit_code == expected, ran.stdout + ran.stderr
+    assert (tmp_path / "y.npy").exists() == (expected == 0)

@@ -370,7 +370,9 @@ def test_comments_are_still_an_error_in_a_canonical_document():
 
 def test_several_tile_dispatchables_make_load_name_them():
     model = {"resources": {}, "dispatchables": {"first": SHORT, "second": SHORT}, "commands": []}
-    with pytest.raises(dmltile.DescriptorError, match=r"2 Tile dispatchables \('first', 'second'\)") as raised:
+    with pytest.raises(
+        dmltile.DescriptorError, match=r"2 Tile dispatchables \('first', 'second'\)"
+    ) as raised:
         dmltile.load(model)
     assert [i.code for i in raised.value.issues] == ["DML401"]
     both = dmltile.from_dxdispatch(model)

@@ -36,7 +36,9 @@ pytestmark = [
 def test_directml_output_matches_numpy(path, tmp_path):
     desc = dmltile.load(path)
     small = desc.output.data_type.element_size == 1
-    model = dmltile.to_dxdispatch(desc, seed=1, verbose_print=not small, write_file="written.npy" if small else None)
+    model = dmltile.to_dxdispatch(
+        desc, seed=1, verbose_print=not small, write_file="written.npy" if small else None
+    )
     model_file = tmp_path / "model.json"
     model_file.write_text(dx.dumps(model))
     expected = dx.expected_outputs(model)["output"]

@@ -4,6 +4,7 @@ import copy
 import json
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -55,7 +56,15 @@ def test_validate_never_raises_on_arbitrary_json(value, level):
     report = dmltile.validate(
         json.dumps(value) if not isinstance(value, dict) else value, feature_level=level
     )
-    assert report.valid is False or isinstance(value, dict)
+    if not isinstance(value, dict):
+        assert report.valid is False  # JSON text that is not an object is never a descriptor
+    elif report.valid:  # a random object that passes must really be a Tile descriptor
+        desc = dmltile.check(value, feature_level=level)
+        assert report.output_sizes == list(dmltile.tile_output_sizes(desc.input.sizes, desc.repeats))
+    else:  # and one that fails names at least one error, and check() refuses it
+        assert report.errors
+        with pytest.raises(dmltile.DmlTileError):
+            dmltile.check(value, feature_level=level)
     assert all(i.code.startswith("DML") and i.message for i in report.issues)
 
 
