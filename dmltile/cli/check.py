@@ -9,7 +9,7 @@ import typer
 
 from ..errors import InputError
 from ..lower.model_check import check_model
-from ..validate.levels import parse_feature_level
+from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text, parse_feature_level
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
 
 COLOURS = {"dispatch": "green", "empty": "cyan", "unsupported": "yellow", "invalid": "red"}
@@ -22,7 +22,9 @@ def _show(value) -> str:
 @app.command("check")
 def check_cmd(
     model: Path = typer.Argument(..., help="An ONNX model file."),
-    feature_level: str = typer.Option("4.1", "--feature-level", "-l", help="e.g. 1.0, 3.1, 4.1."),
+    feature_level: str = typer.Option(
+        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help=f"{levels_text()}; default: the newest."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
     """Report every Tile node of an ONNX model: does it dispatch on DirectML at this level, from which level, why not.

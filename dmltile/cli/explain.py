@@ -11,7 +11,7 @@ from rich.console import Console
 from ..errors import InputError
 from ..teach.explain import explain, map_index
 from ..teach.render import picture, render
-from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text
 from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail
 from .options import feature_level as parse_level
@@ -22,7 +22,7 @@ from .options import int_list, readable_file
 def explain_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file."),
     feature_level: str = typer.Option(
-        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to judge it at (1.0 ... 6.4)."
+        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help=f"The level to judge it at ({levels_text()})."
     ),
     index: str | None = typer.Option(
         None,

@@ -13,7 +13,7 @@ from rich.text import Text
 from ..core.enums import FeatureLevel
 from ..errors import InputError
 from ..validate.api import validate as validate_descriptor
-from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
+from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
 from ..validate.source import Loaded, read_source
@@ -110,7 +110,7 @@ def validate_cmd(
         DEFAULT_FEATURE_LEVEL,
         "--feature-level",
         "-l",
-        help="1.0 ... 6.4 (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100).",
+        help=f"{levels_text()} (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100).",
     ),
     all_levels: bool = typer.Option(
         False, "--all-levels", help="Check every feature level; print a files x levels matrix."
