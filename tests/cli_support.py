@@ -64,6 +64,12 @@ PAGE_ROWS = [
         set(range(1, 9)),
         {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8", "INT64", "UINT64"},
     ),
+    # Not on the page: DirectML 1.8.0 (max level 5.0) and later accept FLOAT64 Tile (measured).
+    (
+        "5.0",
+        set(range(1, 9)),
+        {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8", "INT64", "UINT64", "FLOAT64"},
+    ),
 ]
 LEVELS = [
     "1.0",

@@ -30,6 +30,9 @@ Phase = Literal["parse", "descriptor", "feature_level"]
 TILE_PAGE = "DML_TILE_OPERATOR_DESC (learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_tile_operator_desc)"
 BUFFER_PAGE = "DML_BUFFER_TENSOR_DESC (learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc)"
 HELPERS_PAGE = "DirectML helper functions, DMLCalcBufferTensorSize (learn.microsoft.com/windows/ai/directml/dml-helper-functions)"
+# What the real DirectML.dll answered to CreateOperator (docs/directml-conformance.md, measured on
+# DirectML 1.8.0, 1.9.1 and 1.15.4 through Wine; 1.5.1 and a 1.0 prerelease for creation only).
+MEASURED = "CreateOperator of DirectML 1.8.0, 1.9.1 and 1.15.4 (docs/directml-conformance.md)"
 DOCUMENT = "dmltile's descriptor document (README, 'A 30-second tour'; its JSON Schema: `dmltile schema`)"
 DXDISPATCH = "DxDispatch's model parser (microsoft/DirectML, DxDispatch/src/model/JsonParsers.cpp)"
 
@@ -194,35 +197,55 @@ def check_total_size(desc: OperatorDesc):
                 f"{p}.TotalTensorSizeInBytes",
                 f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}, below the {need} bytes that "
                 f"DMLCalcBufferTensorSize gives for {t.data_type.name} Sizes {list(t.sizes)} ({how})",
-                f"set TotalTensorSizeInBytes to {need} (or more, in multiples of 4), or leave it out to have it computed",
+                f"set TotalTensorSizeInBytes to {need} (or more), or leave it out to have it computed",
             )
 
 
-@rule("DML106", "TotalTensorSizeInBytes is a multiple of 4 (bound buffers are DWORD-aligned)", HELPERS_PAGE)
+@rule(
+    "DML106",
+    "TotalTensorSizeInBytes that is not a multiple of 4 is accepted, but the buffer bound to it must "
+    "still be DWORD-aligned in size",
+    HELPERS_PAGE
+    + " ('all bound buffers must have a total size that is DWORD-aligned'); "
+    + MEASURED
+    + " accepts any TotalTensorSizeInBytes at or above the minimum",
+    severity="warning",
+)
 def check_dword_size(desc: OperatorDesc):
-    """'DirectML requires that all bound buffers must have a total size that is DWORD-aligned.'"""
+    """The helper page asks for DWORD-aligned bound buffers, but CreateOperator accepts a tensor
+    size that is not a multiple of 4 (25 where 24 is needed): a hazard for the binding, not an error."""
     for name, p, t in tensors(desc):
         total = t.total_tensor_size_in_bytes
         if total % 4:
             yield issue(
                 "DML106",
                 f"{p}.TotalTensorSizeInBytes",
-                f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4",
-                f"round it up to {total + (-total) % 4}",
+                f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4: DirectML accepts the "
+                "descriptor, but the buffer you bind for it must be a multiple of 4 bytes long",
+                f"bind a buffer of at least {total + (-total) % 4} bytes, or write {total + (-total) % 4} here",
             )
 
 
-@rule("DML107", "GuaranteedBaseOffsetAlignment is 0 or a power of two at least the element size", BUFFER_PAGE)
+MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
+
+
+@rule(
+    "DML107",
+    "GuaranteedBaseOffsetAlignment is 0 or a power of two of at least 16 (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT)",
+    BUFFER_PAGE + "; " + MEASURED + " rejects 1, 2, 4 and 8",
+)
 def check_alignment(desc: OperatorDesc):
-    """0 means no guarantee; otherwise 'a power of two that is at least as large as the element size'."""
+    """0 means no guarantee. The page asks for 'a power of two at least as large as the element
+    size', but DirectML rejects 1, 2, 4 and 8 for every data type and accepts 16, 32, ... 2^31:
+    buffer offsets are 16-byte aligned anyway, so a guarantee below 16 says nothing."""
     for name, p, t in tensors(desc):
-        a, size = t.guaranteed_base_offset_alignment, max(t.data_type.element_size, 1)
-        if a != 0 and (a & (a - 1) or a < size):
+        a = t.guaranteed_base_offset_alignment
+        if a != 0 and (a & (a - 1) or a < MINIMUM_BUFFER_TENSOR_ALIGNMENT):
             yield issue(
                 "DML107",
                 f"{p}.GuaranteedBaseOffsetAlignment",
                 f"{name}.GuaranteedBaseOffsetAlignment is {a}; it must be 0 or a power of two of at least "
-                f"{size} (the {t.data_type.name} element size)",
+                f"{MINIMUM_BUFFER_TENSOR_ALIGNMENT} (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT)",
                 "use 0 (no guarantee), 16 (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT) or a larger power of two such as 32",
             )
 
@@ -260,30 +283,48 @@ def check_addressable(desc: OperatorDesc):
 @rule(
     "DML109",
     "output strides do not make two output elements share memory",
-    BUFFER_PAGE + " (outputs: DirectML may write anywhere in the tensor)",
-    severity="warning",
+    MEASURED + " rejects zero, overlapping and broadcast output strides",
 )
 def check_output_aliasing(desc: OperatorDesc):
-    """Not a documented rejection: DirectML's page does not say it rejects aliasing output strides,
-    but GPU threads write output elements in parallel, so two elements at one address race and the
-    result depends on scheduling. Flagged as a warning."""
+    """No page says it, but CreateOperator rejects output strides that map two output elements to
+    one address (GPU threads would race on them); padded and permuted output strides are accepted.
+    Strides too large to decide either way are DML111's warning."""
     t = desc.output
     if t.strides is None or not _strides_usable(t) or 0 in t.sizes:
         return
     overlap = overlapping_strides(t.sizes, t.strides)
-    if overlap is not False:
+    if overlap:
         zero = [i for i, (s, st) in enumerate(zip(t.sizes, t.strides, strict=False)) if st == 0 and s > 1]
         where = f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]}" if zero else "these strides"
-        msg = f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)}: {where} " + (
-            "maps several output elements to one address"
-            if overlap
-            else "may map several output elements to one address (too large to prove either way)"
-        )
         yield issue(
             "DML109",
             "Desc.OutputTensor.Desc.Strides",
-            msg + "; GPU threads writing them race",
+            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)}: {where} maps several output "
+            "elements to one address; DirectML rejects such an output",
             f"give the output distinct element addresses, e.g. packed strides {list(packed_strides(t.sizes))} (null)",
+        )
+
+
+@rule(
+    "DML111",
+    "output strides that are too large to check exhaustively are not proven to give distinct addresses",
+    MEASURED + " rejects aliasing output strides (DML109)",
+    severity="warning",
+)
+def check_output_aliasing_unproven(desc: OperatorDesc):
+    """Interleaved output strides over more than a few million elements are not enumerated: they may
+    or may not alias, and DirectML rejects them if they do."""
+    t = desc.output
+    if t.strides is None or not _strides_usable(t) or 0 in t.sizes:
+        return
+    if overlapping_strides(t.sizes, t.strides) is None:
+        yield issue(
+            "DML111",
+            "Desc.OutputTensor.Desc.Strides",
+            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)} interleave, and the output is too "
+            "large to prove that no two elements share an address",
+            f"use strides that nest (each at least the span of the smaller ones), e.g. packed "
+            f"{list(packed_strides(t.sizes))} (null)",
         )
 
 
@@ -448,33 +489,58 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel):
     "feature_level",
 )
 def check_level_types(desc: OperatorDesc, level: FeatureLevel):
-    """FLOAT32/FLOAT16 from 1.0; 8/16/32-bit integers from 2.1; 64-bit integers from 4.1; never FLOAT64."""
+    """FLOAT32/FLOAT16 from 1.0; 8/16/32-bit integers from 2.1; 64-bit integers from 4.1; FLOAT64
+    from 5.0 as measured (the page lists none)."""
     row = tile_support(level)
     for name, p, t in tensors(desc):
         sup = row.tensors[name]
         if t.data_type not in sup.data_types:
             up = lowest_level(name, data_type=t.data_type)
             supported = ", ".join(d.name for d in sup.data_types)
-            if up:
-                hint = f"use {up.c_name} or later, or one of {supported}"
-            else:
-                same = sorted(
-                    (d.name for d in sup.data_types if d.bits == t.data_type.bits),
-                    key=lambda n: not n.startswith("UINT"),
-                )
-                hint = f"no feature level tiles {t.data_type.name}; Tile copies bits, so tile the same bytes as another type"
-                if same:
-                    hint += f": {same[0]}"
-                if t.data_type.bits > 32:
-                    hint += (
-                        f"{' or' if same else ':'} {t.data_type.bits // 32} UINT32 values per element"
-                        f" (one more innermost dimension of {t.data_type.bits // 32}, repeat 1)"
-                    )
             yield issue(
                 "DML302",
                 f"{p}.DataType",
                 f"{name}.DataType is {t.data_type.name}; Tile at {level.c_name} supports {supported}",
-                hint,
+                _data_type_hint(t.data_type, sup.data_types, up),
+            )
+
+
+def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: FeatureLevel | None) -> str:
+    """Ways to tile ``data_type`` anyway: a later level, or its bits as a supported type (Tile copies
+    bits, so the result is the same bytes)."""
+    ways = [f"use {up.c_name} or later"] if up else []
+    same = sorted(
+        (d.name for d in supported if d.bits == data_type.bits), key=lambda n: not n.startswith("UINT")
+    )
+    if same:
+        ways.append(f"tile the same bytes as {same[0]} (Tile copies bits)")
+    if data_type.bits > 32:
+        n = data_type.bits // 32
+        ways.append(f"tile each element as {n} UINT32 values (one more innermost dimension of {n}, repeat 1)")
+    head = "" if up else f"no feature level tiles {data_type.name}; "
+    return head + "; or ".join(ways)
+
+
+@rule(
+    "DML304",
+    "FLOAT64 Tile is accepted by DirectML from 5.0, though the Tile page lists no FLOAT64",
+    TILE_PAGE + ", Tensor support (no FLOAT64); " + MEASURED + " accepts FLOAT64 at ranks 1 to 8",
+    "feature_level",
+    severity="warning",
+)
+def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel):
+    """Where the page is silent and DirectML accepts, the descriptor is valid and the silence is a
+    warning: a driver or a future DirectML could hold to the page."""
+    row = tile_support(level)
+    for name, p, t in tensors(desc):
+        if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
+            yield issue(
+                "DML304",
+                f"{p}.DataType",
+                f"{name}.DataType FLOAT64: DirectML (1.8.0 to 1.15.4) accepts FLOAT64 Tile, but the "
+                "DML_TILE_OPERATOR_DESC page does not list it",
+                "to rely only on what the page lists, tile each element as 2 UINT32 values "
+                "(one more innermost dimension of 2, repeat 1); the bytes are the same",
             )
 
 

@@ -131,11 +131,20 @@ def test_too_large_a_tensor_is_refused_before_allocation(tmp_path):
 
 def test_a_warning_is_shown_but_the_run_goes_ahead(tmp_path):
     desc = dmltile.tile_desc([2, 1], [1, 2]).to_dict()
+    desc["Desc"]["OutputTensor"]["Desc"]["TotalTensorSizeInBytes"] = 18  # not a multiple of 4: DML106
+    path = tmp_path / "odd_size.json"
+    path.write_text(dmltile.load(desc).to_json())
+    result = invoke("run", path, "--seed", "1")
+    assert result.exit_code == 0 and "DML106" in result.stderr
+
+
+def test_aliasing_output_strides_are_refused_before_running(tmp_path):
+    desc = dmltile.tile_desc([2, 1], [1, 2]).to_dict()
     desc["Desc"]["OutputTensor"]["Desc"]["Strides"] = [0, 1]  # two output rows share memory: DML109
     path = tmp_path / "alias.json"
     path.write_text(dmltile.load(desc).to_json())
     result = invoke("run", path, "--seed", "1")
-    assert result.exit_code == 0 and "DML109" in result.stderr
+    assert result.exit_code == 1 and "DML109" in result.stdout
 
 
 PADDED_OUTPUT = {

@@ -82,13 +82,13 @@ def test_all_levels_with_feature_level_is_a_usage_error():
 
 
 def test_warning_alone_keeps_exit_0(tmp_path):
-    # Output strides with a 0 on a size-2 axis alias two output elements: DML109 is a warning.
+    # A TotalTensorSizeInBytes that is not a multiple of 4: DirectML accepts it, DML106 warns.
     desc = dmltile.tile_desc([2, 1], [1, 2]).to_dict()
-    desc["Desc"]["OutputTensor"]["Desc"]["Strides"] = [0, 1]
-    path = tmp_path / "alias.json"
+    desc["Desc"]["OutputTensor"]["Desc"]["TotalTensorSizeInBytes"] = 18
+    path = tmp_path / "odd_size.json"
     path.write_text(dmltile.load(desc).to_json())
     result = invoke("validate", path)
-    assert result.exit_code == 0 and "DML109" in result.stdout
+    assert result.exit_code == 0 and "DML106" in result.stdout
 
 
 # -- malformed inputs: exit 2 (unreadable / usage), one clear line, no traceback ------------------

@@ -22,7 +22,6 @@ INVALID = {
     "invalid_output_sizes.json": ("DML205", "6.4"),
     "invalid_repeats_count.json": ("DML201", "6.4"),
     "invalid_strides_length.json": ("DML103", "6.4"),
-    "invalid_total_size_not_dword.json": ("DML106", "6.4"),
     "invalid_total_size_too_small.json": ("DML105", "6.4"),
     "invalid_unknown_field.json": ("DML003", "6.4"),
     "invalid_zero_repeat.json": ("DML203", "6.4"),
@@ -38,6 +37,7 @@ VALID = {
     "valid_fl4_1_int64_2d.json": "4.1",
     "valid_short_form.json": "1.0",
     "valid_strided_padded_input.json": "1.0",
+    "valid_warning_total_size_not_dword.json": "1.0",
 }
 
 
@@ -56,6 +56,11 @@ def test_invalid_example_reports_exactly_its_code(name):
 @pytest.mark.parametrize("name", sorted(VALID))
 def test_valid_example_is_valid_from_its_level(name):
     assert dmltile.min_feature_level(EXAMPLES / name).dotted == VALID[name]
+
+
+def test_a_valid_example_named_for_a_warning_carries_it():
+    report = dmltile.validate(EXAMPLES / "valid_warning_total_size_not_dword.json", feature_level="1.0")
+    assert report.valid and report.codes == ["DML106"] and report.warnings
 
 
 def test_the_per_level_examples_cover_every_tile_row():

@@ -145,6 +145,24 @@ CASES = [
     ("DML301", None, "2.1", "Desc.InputTensor.Desc.DimensionCount", "6 dimensions"),
     ("DML302", set_(IN, "DataType", "INT8"), "1.0", "Desc.InputTensor.Desc.DataType", "INT8"),
     ("DML303", lambda d: None, "3.2", "feature_level", "3.2"),
+    (
+        "DML304",
+        lambda d: [at(d, t).update(DataType="FLOAT64", TotalTensorSizeInBytes=n) for t, n in ((IN, 48), (OUT, 432))],
+        "6.4",
+        "Desc.InputTensor.Desc.DataType",
+        "FLOAT64",
+    ),
+    (
+        "DML111",
+        lambda d: (
+            at(d, IN).update(Sizes=[1, 1, 1, 1], TotalTensorSizeInBytes=4),
+            d["Desc"].update(Repeats=[1, 1, 3000, 3000]),
+            at(d, OUT).update(Sizes=[1, 1, 3000, 3000], Strides=[0, 0, 2, 3], TotalTensorSizeInBytes=59984),
+        ),
+        "6.4",
+        "Desc.OutputTensor.Desc.Strides",
+        "too large to prove",
+    ),
 ]
 
 
@@ -206,6 +224,8 @@ def test_every_design_code_has_a_rule_and_a_case():
             301,
             302,
             303,
+            111,  # interleaved output strides too large to prove distinct (warning)
+            304,  # FLOAT64: accepted by DirectML, not listed by the page (warning)
         )
     }
     dxdispatch_models = {"DML401", "DML402"}  # fired by DxDispatch models, tested in tests/interop
@@ -252,18 +272,16 @@ def test_feature_level_hints_name_the_level_that_accepts(doc):
     assert dmltile.min_feature_level(doc).dotted == "4.1"
 
 
-def test_float64_has_no_level_and_the_hint_says_what_to_do_instead():
-    report = dmltile.validate(dmltile.tile_desc([2, 3], [2, 2], "FLOAT64"))
-    assert set(report.codes) == {"DML302"}
-    hint = report.issues[0].hint
-    assert (
-        "no feature level tiles FLOAT64" in hint
-        and "UINT64" in hint
-        and "2 UINT32 values per element" in hint
-    )
-    assert (
-        "UINT64" not in dmltile.validate(dmltile.tile_desc([2, 3], [2, 2], "FLOAT64"), "3.1").issues[0].hint
-    )
+def test_float64_is_valid_from_5_0_with_a_warning_and_the_hint_below_says_what_to_do_instead():
+    # DirectML 1.8.0 and later accept FLOAT64 Tile (measured); the Tile page does not list it.
+    desc = dmltile.tile_desc([2, 3], [2, 2], "FLOAT64")
+    report = dmltile.validate(desc)
+    assert report.valid and set(report.codes) == {"DML304"} and dmltile.min_feature_level(desc).dotted == "5.0"
+    below = dmltile.validate(desc, "4.1")
+    assert set(below.codes) == {"DML302"}
+    hint = below.issues[0].hint
+    assert "DML_FEATURE_LEVEL_5_0 or later" in hint and "UINT64" in hint and "2 UINT32 values" in hint
+    assert "UINT64" not in dmltile.validate(desc, "3.1").issues[0].hint  # no 64-bit type before 4.1
 
 
 def test_4d_only_levels_suggest_padding(doc):
@@ -272,7 +290,7 @@ def test_4d_only_levels_suggest_padding(doc):
 
 
 @pytest.mark.parametrize(
-    "level,expected", [("FLOAT16", "1.0"), ("INT8", "2.1"), ("INT64", "4.1"), ("FLOAT64", None)]
+    "level,expected", [("FLOAT16", "1.0"), ("INT8", "2.1"), ("INT64", "4.1"), ("FLOAT64", "5.0")]
 )
 def test_min_feature_level_of_4d_types(level, expected):
     lv = dmltile.min_feature_level(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3], level))
@@ -302,7 +320,7 @@ def test_check_returns_the_model_or_raises_with_every_issue(doc):
 
 
 def test_warnings_do_not_make_a_descriptor_invalid(doc):
-    at(doc, OUT)["Strides"] = [54, 54, 0, 1]
+    at(doc, OUT)["TotalTensorSizeInBytes"] = 217
     report = dmltile.validate(doc)
     assert report.valid and report.warnings and not report.errors
     assert dmltile.check(doc) is not None
@@ -317,8 +335,10 @@ def test_large_aliasing_is_reported_as_possible_not_certain():
     desc["Desc"]["OutputTensor"]["Desc"].update(
         Strides=strides, TotalTensorSizeInBytes=4 * (2999 * 5 + 1) + 4 - (4 * (2999 * 5 + 1)) % 4
     )
-    hits = [i for i in dmltile.validate(desc).issues if i.code == "DML109"]
-    assert hits and "may map" in hits[0].message
+    report = dmltile.validate(desc)
+    hits = [i for i in report.issues if i.code == "DML111"]
+    assert hits and "too large to prove" in hits[0].message
+    assert report.valid and "DML109" not in report.codes  # not proven to alias: a warning only
 
 
 def test_validate_never_mutates_its_input(doc):
@@ -327,3 +347,23 @@ def test_validate_never_mutates_its_input(doc):
     snapshot = json.dumps(doc, sort_keys=True)
     dmltile.validate(doc)
     assert json.dumps(doc, sort_keys=True) == snapshot != before
+
+
+# What CreateOperator answered for GuaranteedBaseOffsetAlignment (DirectML 1.8.0, 1.9.1, 1.15.4).
+@pytest.mark.parametrize(
+    "alignment,accepted",
+    [(0, True), (16, True), (32, True), (64, True), (1024, True), (2**31, True)]
+    + [(a, False) for a in (1, 2, 3, 4, 5, 8, 12, 17, 24)],
+)
+def test_alignment_follows_what_directml_accepts(doc, alignment, accepted):
+    for t in (IN, OUT):
+        at(doc, t)["GuaranteedBaseOffsetAlignment"] = alignment
+    report = dmltile.validate(doc)
+    assert report.valid == accepted and ("DML107" in report.codes) == (not accepted)
+
+
+@pytest.mark.parametrize("total,valid,warned", [(23, False, True), (24, True, False), (25, True, True)])
+def test_total_size_at_or_above_the_minimum_is_accepted_multiple_of_4_or_not(doc, total, valid, warned):
+    at(doc, IN)["TotalTensorSizeInBytes"] = total
+    report = dmltile.validate(doc)
+    assert report.valid == valid and ("DML106" in report.codes) == warned
