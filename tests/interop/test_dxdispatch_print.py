@@ -23,7 +23,10 @@ from dmltile.errors import UnreadableOutput
 from dmltile.interop.dxdispatch_print import compare_dxdispatch, compare_printed, parse_printed
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-RUN_HEADER = "Running on 'NVIDIA GeForce RTX 3080'\nDispatch 'tile': 1 iterations, 0.5491 ms median (CPU), 0.0061 ms median (GPU)\n"
+RUN_HEADER = (
+    "Running on 'NVIDIA GeForce RTX 3080'\n"
+    "Dispatch 'tile': 1 iterations, 0.5491 ms median (CPU), 0.0061 ms median (GPU)\n"
+)
 runner = CliRunner()
 
 
