@@ -124,7 +124,8 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     row.update(interleaved_best(columns, budget))
     row.setdefault("ort", None)
     row["ort_note"] = why
-    del src
+    columns.clear()  # the memcpy column holds the last reference to src
+    src = None
     gc.collect()
     op = dmltile.compile(desc)
     row["dmltile_new_out"] = interleaved_best({"op": lambda: op(x)}, budget)["op"] if not large else None

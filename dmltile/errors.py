@@ -10,12 +10,22 @@ from typing import Any, Protocol
 
 
 class IssueLike(Protocol):
-    """What an error needs of a validation issue (``dmltile.Issue`` has these fields)."""
+    """What an error needs of a validation issue (``dmltile.Issue`` has these fields).
 
-    code: str
-    path: str
-    message: str
-    hint: str
+    Read-only properties, so that a frozen model such as ``Issue`` matches.
+    """
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def hint(self) -> str: ...
 
 
 class DmlTileError(ValueError):

@@ -162,7 +162,8 @@ NOTES = [
 
 PLAN_EXAMPLES = [
     'dmltile.lower("openvino", [2, 3], np.array([-1, 4, 2], dtype=np.int8), "int64").output_shape',
-    'print("\\n".join(dmltile.lower("openvino", [2, 3], np.array([3, 4, 2], dtype=np.int8), "int64", feature_level="2.1").steps))',
+    'print("\\n".join(dmltile.lower("openvino", [2, 3], np.array([3, 4, 2], dtype=np.int8), "int64", '
+    'feature_level="2.1").steps))',
 ]
 
 

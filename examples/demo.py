@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -37,13 +38,9 @@ def main() -> None:
     console.print(str(dmltile.validate(bad, feature_level="4.1")), highlight=False, markup=False)
 
     # `dmltile explain` and `dmltile run` of the DirectML documentation's example, from Python.
-    import numpy as np
-
-    from dmltile import explain
-
     doc = HERE / "doc_example.json"
     console.print(f"\n[bold]{doc.name}[/], explained (output index [0, 0, 4, 7] traced back):")
-    console.print(explain(doc, index=[0, 0, 4, 7]))
+    console.print(dmltile.explain(doc, index=[0, 0, 4, 7]))
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
     console.print(f"\n[bold]{doc.name}[/] run on NumPy with input [[1, 2, 3], [4, 5, 6]]:")
     console.print(dmltile.execute(doc, x), highlight=False)

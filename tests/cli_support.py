@@ -68,7 +68,19 @@ PAGE_ROWS = [
     (
         "5.0",
         set(range(1, 9)),
-        {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8", "INT64", "UINT64", "FLOAT64"},
+        {
+            "FLOAT32",
+            "FLOAT16",
+            "INT32",
+            "INT16",
+            "INT8",
+            "UINT32",
+            "UINT16",
+            "UINT8",
+            "INT64",
+            "UINT64",
+            "FLOAT64",
+        },
     ),
 ]
 LEVELS = [

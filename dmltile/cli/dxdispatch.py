@@ -17,6 +17,7 @@ from ..interop import dxdispatch_export as dx
 from ..interop.dxdispatch_print import compare_dxdispatch
 from ..validate.api import validate
 from ..validate.document import load
+from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.report import ValidationReport
 from ..validate.rules import issue
 from ..validate.source import read_source
@@ -114,11 +115,11 @@ def export_cmd(
         raise fail(str(e)) from None
     except DmlTileError as e:
         raise fail(str(e), EXIT_INVALID) from None
-    report = validate(desc)
+    report = validate(desc, DEFAULT_FEATURE_LEVEL)
     if not report.valid:
         codes = " ".join(sorted({i.code for i in report.errors}))
         err_console.print(
-            f"warning: the descriptor is invalid at {report.feature_level.dotted} ({codes}); DirectML will "
+            f"warning: the descriptor is invalid at {DEFAULT_FEATURE_LEVEL} ({codes}); DirectML will "
             "reject it: run dxdispatch with -d to see the debug layer's message",
             highlight=False,
             markup=False,

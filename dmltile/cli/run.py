@@ -10,7 +10,7 @@ import typer
 
 from ..core.operator import OperatorDesc
 from ..errors import DmlTileError, InputError
-from ..execute.buffers import addressed_mask, pack_tensor, strided
+from ..execute.buffers import CompiledTile, addressed_mask, pack_tensor, strided
 from ..execute.compare import compare_backends
 from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_npy
@@ -137,10 +137,15 @@ def run_cmd(
         else (load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0))
     )
     if compare:
+        assert x is not None  # --compare refuses --input-buffer
         _compare(desc, x, level)
     try:
         op = compile_tile(desc, level, backend=backend)
-        y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding) if buffers else op(x)
+        if buffers:
+            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding)
+        else:
+            assert x is not None  # only --input-buffer leaves x out, and it runs on buffers
+            y = op(x)
     except DmlTileError as e:
         raise fail(str(e)) from None
     provider = getattr(op, "provider", backend)
@@ -163,7 +168,12 @@ def run_cmd(
 
 
 def _run_buffers(
-    op, desc: OperatorDesc, x, input_buffer: Path | None, output_buffer: Path | None, poison_padding: bool
+    op: CompiledTile,
+    desc: OperatorDesc,
+    x: np.ndarray | None,
+    input_buffer: Path | None,
+    output_buffer: Path | None,
+    poison_padding: bool,
 ) -> np.ndarray:
     """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
     if input_buffer is not None:
@@ -172,6 +182,7 @@ def _run_buffers(
         except OSError as e:
             raise fail(f"--input-buffer {input_buffer}: cannot read ({e.strerror or e})") from None
     else:
+        assert x is not None  # without --input-buffer there is an input array
         in_bytes = pack_tensor(desc.input, x)
     out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
     op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
@@ -189,7 +200,7 @@ def _run_buffers(
         )
     else:
         console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
-    return strided(out_bytes, desc.output).view(desc.output.data_type.numpy_dtype).copy()
+    return strided(out_bytes, desc.output).view(op.dtype).copy()  # a valid desc: output dtype = input dtype
 
 
 def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:

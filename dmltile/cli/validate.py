@@ -81,7 +81,9 @@ def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationR
         table.add_column(label, justify="center", min_width=6)
     table.add_column("lowest", min_width=6)
     for (f, reports), row in zip(results.items(), rows, strict=False):
-        lowest = next((r.feature_level.dotted for r in reports if r.valid), "[red]none[/]")
+        lowest = next(
+            (r.feature_level.dotted for r in reports if r.valid and r.feature_level), "[red]none[/]"
+        )
         table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
     console.print(table)
 

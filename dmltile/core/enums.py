@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -34,7 +34,10 @@ _C_ENUM_NAMES = {
 }
 
 
-class _CEnum(enum.IntEnum):
+_E = TypeVar("_E", bound="CEnum")
+
+
+class CEnum(enum.IntEnum):
     """An IntEnum whose members know their C spelling (``PREFIX + name``)."""
 
     @classmethod
@@ -53,7 +56,7 @@ class _CEnum(enum.IntEnum):
         return self.c_prefix() + self.name
 
     @classmethod
-    def parse(cls, value: Any):
+    def parse(cls: type[_E], value: Any) -> _E:
         """Accept the full C name, the short name or the C integer (never a bool)."""
         if isinstance(value, cls):
             return value
@@ -69,7 +72,7 @@ class _CEnum(enum.IntEnum):
         raise EnumParseError(cls.c_enum_name(), value, [m.name for m in cls])
 
 
-class DataType(_CEnum):
+class DataType(CEnum):
     """DML_TENSOR_DATA_TYPE."""
 
     UNKNOWN = 0
@@ -144,14 +147,14 @@ _NUMPY = {
 }
 
 
-class TensorType(_CEnum):
+class TensorType(CEnum):
     """DML_TENSOR_TYPE."""
 
     INVALID = 0
     BUFFER = 1
 
 
-class TensorFlags(_CEnum):
+class TensorFlags(CEnum):
     """DML_TENSOR_FLAGS (one flag is defined, so the values are exactly NONE and OWNED_BY_DML).
 
     Also accepts a list of flag names, OR-ed together, as DxDispatch writes them.
@@ -161,7 +164,7 @@ class TensorFlags(_CEnum):
     OWNED_BY_DML = 1
 
     @classmethod
-    def parse(cls, value: Any):
+    def parse(cls, value: Any) -> TensorFlags:
         """Parse one flag, or a list of flags OR-ed together."""
         if isinstance(value, list) and value:
             bits = 0
@@ -179,13 +182,15 @@ def _load_operator_types() -> dict[str, int]:
 
 
 # 160 members read from data, so the enum is built with the functional API; TILE is the one that
-# the models name, typed here for the type checker.
-OperatorType: type[_CEnum] = _CEnum("OperatorType", _load_operator_types())  # type: ignore[assignment]
+# the models name, typed here for the type checker. mypy understands the functional API only when
+# called on Enum/IntEnum themselves: on a subclass it reads CEnum(...) as a member lookup by value.
+_OPERATOR_TYPES = _load_operator_types()
+OperatorType: type[CEnum] = CEnum("OperatorType", _OPERATOR_TYPES)  # type: ignore[call-arg, arg-type, assignment]
 OperatorType.__doc__ = "DML_OPERATOR_TYPE (values in enum order from DirectML.h)."
-TILE: _CEnum = OperatorType["TILE"]
+TILE: CEnum = OperatorType["TILE"]
 
 
-class FeatureLevel(_CEnum):
+class FeatureLevel(CEnum):
     """DML_FEATURE_LEVEL. Also parses ``"3.1"``, ``"3_1"`` and ``0x3100``."""
 
     _1_0 = 0x1000

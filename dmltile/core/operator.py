@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
-from .enums import TILE, OperatorType
-from .tensor import BufferTensorDesc, CModel, OptionalUInt32, TensorDesc, UInt32, enum_field
+from .enums import TILE, CEnum, OperatorType
+from .tensor import BufferTensorDesc, CModel, DefaultedUInt32, TensorDesc, UInt32, c_name, enum_parser
 
 
 class TileOperatorDesc(CModel):
@@ -17,7 +17,9 @@ class TileOperatorDesc(CModel):
 
     input_tensor: TensorDesc
     output_tensor: TensorDesc
-    repeats_count: OptionalUInt32 = Field(default=None, description="defaults to len(Repeats)")
+    repeats_count: Annotated[
+        DefaultedUInt32, Field(default=None, validate_default=False, description="defaults to len(Repeats)")
+    ]
     repeats: tuple[UInt32, ...]
 
     @model_validator(mode="wrap")
@@ -29,7 +31,7 @@ class TileOperatorDesc(CModel):
         return desc
 
 
-def _tile_only(value: Any) -> OperatorType:
+def _tile_only(value: Any) -> CEnum:
     op = _parse_operator_type(value)
     if op != TILE:
         raise PydanticCustomError(
@@ -40,11 +42,12 @@ def _tile_only(value: Any) -> OperatorType:
     return op
 
 
-_parse_operator_type = enum_field(OperatorType).__metadata__[0].func
+_parse_operator_type = enum_parser(OperatorType)
+# OperatorType is built from data at import, so annotations name its base class CEnum.
 TileType = Annotated[
-    OperatorType,
+    CEnum,
     PlainValidator(_tile_only),
-    PlainSerializer(lambda m: m.c_name, return_type=str),
+    PlainSerializer(c_name, return_type=str),
     WithJsonSchema({"enum": ["DML_OPERATOR_TILE", "TILE", 70]}),
 ]
 

@@ -8,7 +8,7 @@ left out. JSON keys are the C names; Python attributes are snake_case.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import numpy as np
@@ -26,7 +26,7 @@ from pydantic.alias_generators import to_pascal
 from pydantic_core import PydanticCustomError
 
 from ..errors import EnumParseError
-from .enums import DataType, TensorFlags, TensorType
+from .enums import CEnum, DataType, TensorFlags, TensorType
 
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
@@ -35,10 +35,10 @@ UInt32 = Annotated[int, Field(strict=True, ge=0, le=UINT32_MAX)]
 UInt64 = Annotated[int, Field(strict=True, ge=0, le=UINT64_MAX)]
 
 
-def enum_field(enum_cls: type) -> Any:
-    """An annotated type that parses a DirectML enum from any spelling and dumps its C name."""
+def enum_parser(enum_cls: type[CEnum]) -> Callable[[Any], CEnum]:
+    """A validator that parses a DirectML enum from any spelling, reporting a ``dml_enum`` error."""
 
-    def parse(value: Any):
+    def parse(value: Any) -> CEnum:
         try:
             return enum_cls.parse(value)
         except EnumParseError as e:
@@ -48,14 +48,39 @@ def enum_field(enum_cls: type) -> Any:
                 {"value": repr(value)[:60], "enum": e.enum_name, "choices": ", ".join(e.choices[:24])},
             ) from None
 
+    return parse
+
+
+def enum_json_schema(enum_cls: type[CEnum]) -> dict[str, Any]:
+    """The JSON Schema of an enum field: any C name, short name or C integer."""
     names = [m.c_name for m in enum_cls] + [m.name for m in enum_cls]
-    schema = {"anyOf": [{"enum": names}, {"type": "integer", "enum": [m.value for m in enum_cls]}]}
-    return Annotated[
-        enum_cls,
-        PlainValidator(parse),
-        PlainSerializer(lambda m: m.c_name, return_type=str),
-        WithJsonSchema(schema),
-    ]
+    return {"anyOf": [{"enum": names}, {"type": "integer", "enum": [m.value for m in enum_cls]}]}
+
+
+def c_name(member: CEnum) -> str:
+    """How an enum field serialises: the member's full C name."""
+    return member.c_name
+
+
+# Enum fields: parse from any spelling, dump the C name.
+DataTypeField = Annotated[
+    DataType,
+    PlainValidator(enum_parser(DataType)),
+    PlainSerializer(c_name, return_type=str),
+    WithJsonSchema(enum_json_schema(DataType)),
+]
+TensorFlagsField = Annotated[
+    TensorFlags,
+    PlainValidator(enum_parser(TensorFlags)),
+    PlainSerializer(c_name, return_type=str),
+    WithJsonSchema(enum_json_schema(TensorFlags)),
+]
+TensorTypeField = Annotated[
+    TensorType,
+    PlainValidator(enum_parser(TensorType)),
+    PlainSerializer(c_name, return_type=str),
+    WithJsonSchema(enum_json_schema(TensorType)),
+]
 
 
 class CModel(BaseModel):
@@ -78,26 +103,37 @@ def _not_null(value: Any) -> Any:
     return value
 
 
-# A count or size that may be left out (then computed), but not written as null: C has no null UINT.
-OptionalUInt32 = Annotated[
-    UInt32 | None, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
+# A count or size that may be left out, but not written as null: C has no null UINT. A field declares
+# it as ``Annotated[DefaultedUInt32, Field(default=None, validate_default=False)]``: None is only a
+# placeholder that the model's wrap validator replaces with the computed value, so after validation
+# the field is always an int. (The default sits inside Annotated because ``x: int = Field(None)``
+# would tell type checkers the field may be None.)
+DefaultedUInt32 = Annotated[
+    UInt32, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
 ]
-OptionalUInt64 = Annotated[
-    UInt64 | None, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
+DefaultedUInt64 = Annotated[
+    UInt64, BeforeValidator(_not_null), WithJsonSchema({"type": "integer", "minimum": 0})
 ]
 
 
 class BufferTensorDesc(CModel):
     """DML_BUFFER_TENSOR_DESC."""
 
-    data_type: enum_field(DataType)
-    flags: enum_field(TensorFlags) = TensorFlags.NONE
-    dimension_count: OptionalUInt32 = Field(default=None, description="defaults to len(Sizes)")
+    data_type: DataTypeField
+    flags: TensorFlagsField = TensorFlags.NONE
+    dimension_count: Annotated[
+        DefaultedUInt32, Field(default=None, validate_default=False, description="defaults to len(Sizes)")
+    ]
     sizes: tuple[UInt32, ...]
     strides: tuple[UInt32, ...] | None = Field(default=None, description="null means packed")
-    total_tensor_size_in_bytes: OptionalUInt64 = Field(
-        default=None, description="defaults to DMLCalcBufferTensorSize(DataType, Sizes, Strides)"
-    )
+    total_tensor_size_in_bytes: Annotated[
+        DefaultedUInt64,
+        Field(
+            default=None,
+            validate_default=False,
+            description="defaults to DMLCalcBufferTensorSize(DataType, Sizes, Strides)",
+        ),
+    ]
     guaranteed_base_offset_alignment: UInt32 = 0
 
     @model_validator(mode="wrap")
@@ -143,7 +179,7 @@ class BufferTensorDesc(CModel):
 class TensorDesc(CModel):
     """DML_TENSOR_DESC: a Type and a Desc. A bare buffer desc is wrapped as a BUFFER tensor."""
 
-    type: enum_field(TensorType) = TensorType.BUFFER
+    type: TensorTypeField = TensorType.BUFFER
     desc: BufferTensorDesc
 
     @model_validator(mode="before")

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.operator import OperatorDesc
 from ..core.tensor import BufferTensorDesc, element_offsets, overlapping_strides, packed_strides
-from ..errors import DmlTileError
+from ..errors import DmlTileError, UnsupportedError
 
 POISON_BYTE = 0xCD  # what poison_padding writes into output bytes the desc does not address
 
@@ -28,7 +28,10 @@ class CompiledTile:
         self.desc = desc
         t_in, t_out = desc.input, desc.output
         self.data_type = t_in.data_type
-        self.dtype = t_in.data_type.numpy_dtype
+        dtype = t_in.data_type.numpy_dtype
+        if dtype is None:  # 4-bit and UNKNOWN: no valid Tile descriptor has them
+            raise UnsupportedError(f"InputTensor.DataType {t_in.data_type.c_name} has no NumPy dtype")
+        self.dtype: np.dtype = dtype
         self.in_shape = tuple(t_in.sizes)
         self.out_shape = tuple(t_out.sizes)
         self.out_strides = tuple(int(s) * self.dtype.itemsize for s in packed_strides(self.out_shape))

@@ -150,7 +150,7 @@ def doubling_cost(count: int, block_bytes: int) -> float:
 @lru_cache(maxsize=256)
 def _best(axes: tuple[Axis, ...], elem: int, out_bytes_limit: int) -> tuple[float, tuple]:
     """(cost, recipe) for writing ``axes`` from the source; recursion over pre-tiling choices."""
-    best = (copy_cost(axes, elem), ("direct",))
+    best: tuple[float, tuple] = (copy_cost(axes, elem), ("direct",))
     start = packed_suffix(axes, elem)
     total = math.prod(a[0] for a in axes) if axes else 1
     for j in range(max(start, 1), len(axes)):

@@ -30,6 +30,8 @@ def available_memory() -> int | None:
 
 
 def _windows_available() -> int | None:
+    if sys.platform != "win32":  # ctypes.windll exists on Windows only
+        return None
     import ctypes
 
     class MemoryStatusEx(ctypes.Structure):
@@ -82,7 +84,8 @@ def check_output_size(desc: OperatorDesc, max_output_bytes: int | None = None) -
         raise OutputTooLargeError(
             f"OutputTensor (Sizes {list(desc.output.sizes)}, {desc.output.data_type.name}) needs {human(need)} "
             f"({need} bytes), above the memory cap of {human(cap)} ({source}); refused before allocating. "
-            f"Raise it with compile(..., max_output_bytes=N) or MAX_OUTPUT_BYTES in dmltile.execute.limits (from dmltile.execute import limits)"
+            "Raise it with compile(..., max_output_bytes=N) or MAX_OUTPUT_BYTES in dmltile.execute.limits "
+            "(from dmltile.execute import limits)"
         )
 
 

@@ -71,7 +71,7 @@ class PlanRunner:
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
-        bufs = {"in": src, "out": dst}
+        bufs: dict[str | int, np.ndarray] = {"in": src, "out": dst}
         for step, (d, s) in zip(self.plan.steps, self._cached(), strict=False):
             if d is None:
                 d = view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
@@ -149,6 +149,7 @@ class NumpyTile(CompiledTile):
             x = np.ascontiguousarray(strided(src, self.desc.input)).view(self.dtype)
             scatter_row_major(dst, self.desc.output, self(x))
         else:
+            assert self._buffers is not None  # built whenever the output does not alias
             self._buffers.run(src, dst)
 
 

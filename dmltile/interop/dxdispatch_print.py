@@ -102,7 +102,8 @@ def _chars(body: str, count: int, signed: bool) -> tuple[list[str], int | None]:
 
     Returns the values read and, when a zero byte ended the line early, the index where it did.
     """
-    values, i = [], 0
+    values: list[str] = []
+    i = 0
     for k in range(count):
         last = k == count - 1
         ch = body[i : i + 1]
@@ -131,7 +132,8 @@ def parse_printed(text: str | bytes, count: int, dtype: Any, resource: str | Non
         body = body.replace("\r\n", "\n")
     small = np.dtype(dtype).itemsize == 1
     if header.group("sep") == "" and body.startswith("\n"):  # verbose: one row per element
-        rows, at = [], 1
+        rows: list[re.Match[str]] = []
+        at = 1
         while (row := _VERBOSE_ROW.match(body, at)) and int(row.group("index")) == len(rows):
             rows.append(row)
             at = row.end()
@@ -204,9 +206,10 @@ def compare_printed(printed: Printed, expected: np.ndarray) -> Comparison:
                 )
     if printed.truncated_at is not None:
         raise UnreadableOutput(
-            f"the first {printed.truncated_at} values match, but DxDispatch's print of 8-bit values stops at the first "
-            f"zero byte (it streams the values as characters of a C string), so values from index {printed.truncated_at} "
-            "on cannot be read; compare the .npy that the model's writeFile command wrote instead"
+            f"the first {printed.truncated_at} values match, but DxDispatch's print of 8-bit values stops at "
+            "the first zero byte (it streams the values as characters of a C string), so values from index "
+            f"{printed.truncated_at} on cannot be read; compare the .npy that the model's writeFile command "
+            "wrote instead"
         )
     if len(printed.values) != flat.size:
         return Comparison(

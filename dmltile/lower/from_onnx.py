@@ -50,7 +50,8 @@ def tile_version(opset: Any) -> int:
     """The Tile version in force at an ai.onnx opset: 1 (opsets 1-5), 6 (6-12) or 13 (13 on)."""
     if isinstance(opset, bool) or not isinstance(opset, numbers.Integral) or opset < 1:
         raise FrameworkError(f"ONNX: opset is {opset!r}; ai.onnx opsets are integers from 1")
-    return 13 if opset >= 13 else 6 if opset >= 6 else 1
+    n = int(opset)
+    return 13 if n >= 13 else 6 if n >= 6 else 1
 
 
 def _type_names(version: int) -> str:

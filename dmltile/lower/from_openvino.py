@@ -75,7 +75,8 @@ def openvino_tile(input_shape: Any, repeats: Any, dtype: str) -> FrameworkTile:
     clamped = tuple(max(r, 0) for r in given)
     if clamped != given:
         steps.append(
-            f"{OP}: clamped negative repeats to 0 ({list(given)} -> {list(clamped)}), as OpenVINO's shape inference does."
+            f"{OP}: clamped negative repeats to 0 ({list(given)} -> {list(clamped)}), "
+            "as OpenVINO's shape inference does."
         )
     promoted_shape, promoted_reps, promotion = promote_ranks(OP, shape, clamped)
     steps += promotion

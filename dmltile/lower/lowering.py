@@ -21,7 +21,7 @@ from .framework import FrameworkTile, dtype_name, element_count
 from .from_numpy import numpy_tile
 from .from_onnx import onnx_tile
 from .from_openvino import openvino_tile
-from .mapping import Mapping, lowest_dispatch_level, map_to_directml
+from .mapping import lowest_dispatch_level, map_to_directml
 
 FRAMEWORKS = ("onnx", "openvino", "numpy")
 
@@ -47,8 +47,7 @@ class LoweringPlan:
     unsupported_reason: str | None
     min_feature_level: FeatureLevel | None
     steps: list[str]
-    _node: FrameworkTile | None = field(default=None, repr=False)
-    _mapping: Mapping | None = field(default=None, repr=False)
+    _node: FrameworkTile = field(repr=False)
     _compiled: dict[str, CompiledTile] = field(default_factory=dict, repr=False)
 
     @property
@@ -98,18 +97,19 @@ class LoweringPlan:
         """
         x = np.asarray(x)
         self._check_input(x)
-        if self.status == "empty":
-            return np.empty(self.output_shape, dtype=x.dtype)
-        if self.status == "unsupported":
+        if self.descriptor is None:  # status "empty" or "unsupported": nothing to dispatch
+            if self.status == "empty":
+                return np.empty(self.output_shape, dtype=x.dtype)
             raise UnsupportedError(
                 f"{self.operator} on {self.dtype} {list(self.input_shape)} by {list(self.repeats)} "
                 f"cannot run on DirectML at {self.feature_level.c_name}: {self.unsupported_reason}"
             )
         if backend not in self._compiled:
             self._compiled[backend] = compile(self.descriptor, self.feature_level, backend=backend)
-        op, m = self._compiled[backend], self._mapping
+        op = self._compiled[backend]
         flat = np.ascontiguousarray(x).reshape(-1)
-        y = op(flat.view(m.data_type.numpy_dtype).reshape(self.descriptor.input.sizes))
+        # The descriptor's input is x's bytes as the mapping's DataType: the compiled op's dtype.
+        y = op(flat.view(op.dtype).reshape(op.in_shape))
         return np.ascontiguousarray(y).reshape(-1).view(x.dtype).reshape(self.output_shape)
 
 
@@ -158,7 +158,6 @@ def _level(feature_level: Any) -> FeatureLevel:
 def _plan(ft: FrameworkTile, level: FeatureLevel) -> LoweringPlan:
     steps = list(ft.steps)
     out = ft.output_shape
-    mapping = None
     if element_count(out) == 0:
         steps.append(
             f"The output shape {list(out)} has no elements, so nothing is dispatched "
@@ -189,5 +188,4 @@ def _plan(ft: FrameworkTile, level: FeatureLevel) -> LoweringPlan:
         min_level,
         steps,
         ft,
-        mapping,
     )

@@ -20,7 +20,7 @@ from ..core.enums import DataType, FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..validate.api import validate
-from ..validate.levels import tile_rows, tile_support
+from ..validate.levels import tile_row, tile_rows, tile_support
 from ..validate.rules import lowest_level
 from .framework import element_count, itemsize
 
@@ -55,7 +55,7 @@ def _element_type(dtype: str, level: FeatureLevel) -> tuple[DataType | None, int
                 "hold fixed-size elements, so a string Tile cannot run on DirectML"
             ),
         )
-    supported = tile_support(level).tensors["InputTensor"].data_types
+    supported = tile_row(level).tensors["InputTensor"].data_types
     native = NATIVE.get(dtype)
     if native is not None and native in supported and dtype not in ALWAYS_REINTERPRET:
         return native, 1, ""
@@ -75,12 +75,13 @@ def _element_type(dtype: str, level: FeatureLevel) -> tuple[DataType | None, int
             )
     first = lowest_level("InputTensor", data_type=DataType.UINT8)
     listed = ", ".join(d.name for d in supported)
+    since = f"which Tile has from {first.c_name}" if first else "which no feature level's Tile has"
     return (
         None,
         0,
         (
             f"Tile at {level.c_name} supports only {listed}; copying {dtype} bit-exactly needs an integer "
-            f"type of the same width, which Tile has from {first.c_name}"
+            f"type of the same width, {since}"
         ),
     )
 
@@ -109,7 +110,7 @@ def _reduce_once(axes: list[tuple[int, int]]) -> tuple[list[tuple[int, int]], st
 def _fit_dimensions(
     axes: list[tuple[int, int]], level: FeatureLevel, steps: list[str]
 ) -> list[tuple[int, int]]:
-    counts = tile_support(level).tensors["InputTensor"].dimension_counts
+    counts = tile_row(level).tensors["InputTensor"].dimension_counts
     lo, hi = min(counts), max(counts)
     while len(axes) > hi:
         reduced = _reduce_once(axes)

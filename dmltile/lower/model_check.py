@@ -84,8 +84,9 @@ def _runtime_verdict(rep: TileNodeReport, node, scope: Scope, version: int) -> N
     rep.status, rep.reason = "unsupported", f"{what} not constant ({rep.repeats_source}); {COMPILED}"
 
 
-def _constant_verdict(rep: TileNodeReport, node, scope: Scope, level: FeatureLevel) -> None:
-    shape = rep.input_shape
+def _constant_verdict(
+    rep: TileNodeReport, node, scope: Scope, level: FeatureLevel, shape: list, opset: int
+) -> None:
     values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
     repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)
     if repeats is not None:
@@ -97,7 +98,7 @@ def _constant_verdict(rep: TileNodeReport, node, scope: Scope, level: FeatureLev
             [d if isinstance(d, int) else 1 for d in shape],
             repeats,
             rep.input_type,
-            rep.opset,
+            opset,
             level,
             tiles,
             axis,
@@ -109,10 +110,11 @@ def _constant_verdict(rep: TileNodeReport, node, scope: Scope, level: FeatureLev
     rep.output_shape = _symbolic_output(shape, rep.repeats) if symbolic else list(plan.output_shape)
     if symbolic and plan.status == "dispatch":
         # Size-1 dims are the easiest to fit (they can be dropped), so only a dispatch depends on the real sizes.
+        lowest = plan.min_feature_level or level  # it dispatches at level, so from level or lower
         rep.status = "unsupported"
         rep.reason = (
             f"input dims {symbolic} are symbolic, known only at run time; {COMPILED}. "
-            f"With those dims set to 1 it lowers from {plan.min_feature_level.dotted}"
+            f"With those dims set to 1 it lowers from {lowest.dotted}"
         )
         return
     rep.status, rep.reason = plan.status, plan.unsupported_reason
@@ -125,6 +127,7 @@ def _report_node(node, scope: Scope, opset: int | None, name: str, level: Featur
     rep.reason = _structural_problem(node, opset)
     if rep.reason:
         return rep
+    assert opset is not None  # a missing opset is a structural problem
     version = tile_version(opset)
     rep.repeats_source = "; ".join(
         scope.constants[n].source if n in scope.constants else scope.runtime_source(n) for n in node.input[1:]
@@ -133,9 +136,10 @@ def _report_node(node, scope: Scope, opset: int | None, name: str, level: Featur
         _runtime_verdict(rep, node, scope, version)
     elif dtype is None or shape is None:
         rep.status = "unsupported"
-        rep.reason = f"the input's {'element type' if dtype is None else 'rank'} is unknown (shape inference found none)"
+        unknown = "element type" if dtype is None else "rank"
+        rep.reason = f"the input's {unknown} is unknown (shape inference found none)"
     else:
-        _constant_verdict(rep, node, scope, level)
+        _constant_verdict(rep, node, scope, level, shape, opset)
     return rep
 
 

@@ -116,8 +116,8 @@ def explain(
         )
     out = expected_output_sizes(desc)
     summary = WHAT_TILE_DOES + (
-        f" Here an input of DataType {desc.input.data_type.name} and Sizes {list(desc.input.sizes)} repeated {list(desc.repeats)} "
-        f"times becomes an output of Sizes {list(out)}."
+        f" Here an input of DataType {desc.input.data_type.name} and Sizes {list(desc.input.sizes)} "
+        f"repeated {list(desc.repeats)} times becomes an output of Sizes {list(out)}."
         if out is not None
         else ""
     )
@@ -327,12 +327,10 @@ def map_index(desc: OperatorDesc, output_index: Sequence[int]) -> IndexMapping:
             + ("strides" if t.strides is not None else "packed")
             + f" {list(strides)}"
         )
-        (
-            steps.append(
-                "  = ("
-                + " + ".join(f"{a}*{s}" for a, s in zip(idx, strides, strict=False))
-                + f") * {t.data_type.bits // 8 or t.data_type.bits / 8} = {_offset_text(bits)}"
-            ),
+        steps.append(
+            "  = ("
+            + " + ".join(f"{a}*{s}" for a, s in zip(idx, strides, strict=False))
+            + f") * {t.data_type.bits // 8 or t.data_type.bits / 8} = {_offset_text(bits)}"
         )
     if tuple(desc.output.sizes) != tuple(out_sizes):
         steps.append(

@@ -85,12 +85,15 @@ def short_repr(obj: Any) -> str:
 def register_displays() -> None:
     """Give OperatorDesc and ValidationReport an HTML table, a rich table and a one-line repr, and
     Explanation its rich rendering and plain text."""
+    # Display hooks patched onto classes from modules that cannot import this one (lower layers, and
+    # explain.py, which render.py imports): the type system has no way to declare attributes and
+    # methods added at run time, hence the ignores.
     for cls in (OperatorDesc, ValidationReport):
-        cls._repr_html_ = to_html  # type: ignore[attr-defined]
-        cls.__rich__ = to_rich  # type: ignore[attr-defined]
+        cls._repr_html_ = to_html  # type: ignore[union-attr]
+        cls.__rich__ = to_rich  # type: ignore[union-attr]
         cls.__repr__ = short_repr  # type: ignore[method-assign]
     Explanation.__rich__ = _explanation_rich  # type: ignore[attr-defined]
-    Explanation.__str__ = _explanation_text  # type: ignore[method-assign]
+    Explanation.__str__ = _explanation_text  # type: ignore[method-assign, assignment]
 
 
 def _explanation_rich(ex: Explanation) -> RenderableType:

@@ -141,17 +141,17 @@ def render(ex: Explanation) -> RenderableType:
     )
     for col in ("dim", "input size", "repeat", "output size implied", "output size written", ""):
         shape.add_column(col, justify="right")
-    for row in ex.shape:
+    for dim in ex.shape:
         implied = (
-            f"{row['input']} * {row['repeat']} = {row['implied']}" if row["implied"] is not None else "-"
+            f"{dim['input']} * {dim['repeat']} = {dim['implied']}" if dim["implied"] is not None else "-"
         )
         shape.add_row(
-            str(row["dimension"]),
-            _dash(row["input"]),
-            _dash(row["repeat"]),
+            str(dim["dimension"]),
+            _dash(dim["input"]),
+            _dash(dim["repeat"]),
             implied,
-            _dash(row["written"]),
-            "[green]ok[/]" if row["ok"] else "[red]differs[/]",
+            _dash(dim["written"]),
+            "[green]ok[/]" if dim["ok"] else "[red]differs[/]",
         )
     parts += [Rule("Output sizes"), shape]
 
@@ -181,7 +181,7 @@ def render(ex: Explanation) -> RenderableType:
         levels.add_row(verdict.label, text)
     parts += [Rule("Feature levels"), levels]
 
-    level = ex.report.feature_level.dotted
+    level = ex.report.feature_level.dotted if ex.report.feature_level else "an unknown feature level"
     parts.append(
         Text(
             f"At {level}: " + ("valid." if ex.report.valid else "INVALID."),
@@ -221,6 +221,7 @@ def _issues_table(issues) -> Table:
 
 def to_text(renderable, width: int = 100) -> str:
     """Plain text of any rich renderable (no colour), e.g. for ``str(explanation)``."""
-    console = Console(file=io.StringIO(), width=width, color_system=None, force_terminal=False)
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, color_system=None, force_terminal=False)
     console.print(render(renderable) if isinstance(renderable, Explanation) else renderable)
-    return console.file.getvalue()
+    return buffer.getvalue()

@@ -12,18 +12,18 @@ from ..errors import DescriptorError, DmlTileError
 from .document import parse
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
 from .report import Issue, ValidationReport
-from .rules import descriptor_rules, issue, level_rules
+from .rules import descriptor_checks, issue, level_checks
 from .source import Source
 
 
 def descriptor_issues(desc: OperatorDesc) -> list[Issue]:
     """Issues from the rules that do not depend on the feature level."""
-    return [i for r in descriptor_rules() for i in r.check(desc)]
+    return [i for check in descriptor_checks() for i in check(desc)]
 
 
 def level_issues(desc: OperatorDesc, level: FeatureLevel) -> list[Issue]:
     """Issues from the feature-level rules at ``level``."""
-    return [i for r in level_rules() for i in r.check(desc, level)]
+    return [i for check in level_checks() for i in check(desc, level)]
 
 
 def _output_sizes(desc: OperatorDesc) -> list[int] | None:
@@ -77,6 +77,7 @@ def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> Operato
             context=f"descriptor is invalid at {feature_level}: "
             f"{len(report.errors)} error{'s' * (len(report.errors) != 1)}",
         )
+    assert desc is not None  # a document that does not parse has errors, so the report is not valid
     return desc
 
 

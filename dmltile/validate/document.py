@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from ..core.fields import FIELDS, c_type_range
 from ..core.operator import OperatorDesc
@@ -86,7 +87,7 @@ def _json_kind(value: Any) -> str:
     return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
-def issues_from_pydantic(errors: list[dict]) -> list[Issue]:
+def issues_from_pydantic(errors: list[ErrorDetails]) -> list[Issue]:
     """Turn pydantic's errors into issues with DML0xx codes, in document order."""
     issues = [_issue(err) for err in errors]
     not_tile = [i for i in issues if i.code == "DML207"]
@@ -110,7 +111,7 @@ def _field_of(loc: tuple) -> str:
     return names[-1] if names else ""
 
 
-def _issue(err: dict) -> Issue:
+def _issue(err: ErrorDetails) -> Issue:
     loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
     path, field = format_path(loc), _field_of(loc)
     info = FIELDS.get(field)

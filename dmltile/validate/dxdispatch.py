@@ -30,28 +30,30 @@ def read_model(source: Any) -> dict:
     """A DxDispatch model (or one dispatchable) from a dict, JSON text or a path; comments and
     trailing commas are accepted as DxDispatch accepts them. A lone dispatchable is wrapped as
     a model with that one dispatchable, named ``tile``."""
+    model, issues = _model_or_issues(source)
+    if model is None:
+        raise DescriptorError(issues, context="cannot read the DxDispatch model")
+    return model
+
+
+def _model_or_issues(source: Any) -> tuple[dict | None, list[Issue]]:
+    """``read_model``'s model, or (None, the issue that stops it)."""
     data = read_source(source)
     if isinstance(data, NotJson):
-        raise DescriptorError(
-            [issue("DML001", path="", message=f"the model is not JSON: {data.reason}")],
-            context="cannot read the DxDispatch model",
-        )
+        return None, [issue("DML001", path="", message=f"the model is not JSON: {data.reason}")]
     if is_dispatchable(data):
-        return {"dispatchables": {DISPATCHABLE: data}}
+        return {"dispatchables": {DISPATCHABLE: data}}, []
     if not is_model(data) or not isinstance(data["dispatchables"], dict):
-        raise DescriptorError(
-            [
-                issue(
-                    "DML001",
-                    path="dispatchables",
-                    message='not a DxDispatch model: expected an object with a "dispatchables" object',
-                    hint='write {"resources": {...}, "dispatchables": {"tile": {"type": '
-                    '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
-                )
-            ],
-            context="cannot read the DxDispatch model",
-        )
-    return data
+        return None, [
+            issue(
+                "DML001",
+                path="dispatchables",
+                message='not a DxDispatch model: expected an object with a "dispatchables" object',
+                hint='write {"resources": {...}, "dispatchables": {"tile": {"type": '
+                '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
+            )
+        ]
+    return data, []
 
 
 def operator_name(raw: Mapping) -> Any:
@@ -102,10 +104,9 @@ def is_tile(dispatchable: Any) -> bool:
 def single_tile_document(data: Any) -> tuple[Any, list[Issue]]:
     """For ``document.parse``: the canonical document of the one Tile dispatchable in a DxDispatch
     model or dispatchable, or issues explaining why there is not exactly one."""
-    try:
-        model = read_model(data)
-    except DescriptorError as e:
-        return None, e.issues
+    model, issues = _model_or_issues(data)
+    if model is None:
+        return None, issues
     dispatchables = model["dispatchables"]
     tiles = [n for n, d in dispatchables.items() if isinstance(d, dict) and is_tile(d)]
     others = {

@@ -13,12 +13,14 @@ from importlib import resources
 from typing import Any
 
 from ..core.enums import DataType, FeatureLevel
-from ..errors import DmlTileError, EnumParseError
+from ..errors import DmlTileError, EnumParseError, UnsupportedError
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
-    import tomli as tomllib
+    # tomli is a dependency on 3.10 only, so a checker targeting 3.10 from a newer Python may not
+    # find it (hence unused-ignore: where it is installed the ignore is unused).
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 TENSORS = ("InputTensor", "OutputTensor")
 
@@ -47,7 +49,7 @@ class SupportRow:
 
 def _read(name: str) -> dict:
     return tomllib.loads(
-        resources.files("dmltile").joinpath("feature_levels", name).read_text(encoding="utf-8")
+        resources.files("dmltile").joinpath("feature_levels").joinpath(name).read_text(encoding="utf-8")
     )
 
 
@@ -83,6 +85,15 @@ def tile_support(level: FeatureLevel) -> SupportRow | None:
     """The row in force at ``level`` (the nearest row at or below it), or None before Tile existed."""
     in_force = [row for row in tile_rows() if row.feature_level <= level]
     return in_force[-1] if in_force else None
+
+
+def tile_row(level: FeatureLevel) -> SupportRow:
+    """The row in force at ``level``, for callers that know Tile exists there (it does at every
+    known level); UnsupportedError before Tile existed."""
+    row = tile_support(level)
+    if row is None:
+        raise UnsupportedError(f"{level.c_name} has no Tile operator")
+    return row
 
 
 def newest_level() -> FeatureLevel:

@@ -22,14 +22,18 @@ from ..core.tensor import (
     overlapping_strides,
     packed_strides,
 )
-from .levels import known_levels, levels_text, tile_support
-from .report import Issue
+from .levels import known_levels, levels_text, tile_row, tile_support
+from .report import Issue, Severity
 
 Phase = Literal["parse", "descriptor", "feature_level"]
 
-TILE_PAGE = "DML_TILE_OPERATOR_DESC (learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_tile_operator_desc)"
-BUFFER_PAGE = "DML_BUFFER_TENSOR_DESC (learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_buffer_tensor_desc)"
-HELPERS_PAGE = "DirectML helper functions, DMLCalcBufferTensorSize (learn.microsoft.com/windows/ai/directml/dml-helper-functions)"
+_API = "learn.microsoft.com/windows/win32/api/directml/"
+TILE_PAGE = f"DML_TILE_OPERATOR_DESC ({_API}ns-directml-dml_tile_operator_desc)"
+BUFFER_PAGE = f"DML_BUFFER_TENSOR_DESC ({_API}ns-directml-dml_buffer_tensor_desc)"
+HELPERS_PAGE = (
+    "DirectML helper functions, DMLCalcBufferTensorSize "
+    "(learn.microsoft.com/windows/ai/directml/dml-helper-functions)"
+)
 # What the real DirectML.dll answered to CreateOperator (docs/directml-conformance.md, measured on
 # DirectML 1.8.0, 1.9.1 and 1.15.4 through Wine; 1.5.1 and a 1.0 prerelease for creation only).
 MEASURED = "CreateOperator of DirectML 1.8.0, 1.9.1 and 1.15.4 (docs/directml-conformance.md)"
@@ -45,18 +49,29 @@ class Rule:
     rule: str
     source: str
     phase: Phase
-    severity: Literal["error", "warning"] = "error"
-    check: Callable[..., Iterator[Issue]] | None = None
+    severity: Severity = "error"
+    check: Callable[..., Iterator[Issue]] | None = None  # None for the parse-phase rules
+
+
+DescriptorCheck = Callable[[OperatorDesc], Iterator[Issue]]
+LevelCheck = Callable[[OperatorDesc, FeatureLevel], Iterator[Issue]]
 
 
 RULES: dict[str, Rule] = {}
 
 
-def _register(code: str, rule: str, source: str, phase: Phase, severity: str = "error", check=None) -> None:
+def _register(
+    code: str,
+    rule: str,
+    source: str,
+    phase: Phase,
+    severity: Severity = "error",
+    check: Callable[..., Iterator[Issue]] | None = None,
+) -> None:
     RULES[code] = Rule(code, rule, source, phase, severity, check)
 
 
-def rule(code: str, text: str, source: str, phase: Phase = "descriptor", severity: str = "error"):
+def rule(code: str, text: str, source: str, phase: Phase = "descriptor", severity: Severity = "error"):
     """Register the decorated function as the check for ``code``."""
 
     def decorate(fn):
@@ -87,7 +102,8 @@ _register(
 _register("DML003", "no field other than the C struct's members", DOCUMENT, "parse")
 _register(
     "DML004",
-    "each value has its C type: UINT 0..2^32-1, UINT64 0..2^64-1, arrays of UINT, objects for structs; booleans are not integers",
+    "each value has its C type: UINT 0..2^32-1, UINT64 0..2^64-1, arrays of UINT, objects for structs; "
+    "booleans are not integers",
     DOCUMENT,
     "parse",
 )
@@ -159,7 +175,8 @@ def check_strides_length(desc: OperatorDesc):
                 "DML103",
                 f"{p}.Strides",
                 f"{name}.Strides {list(t.strides)} has {len(t.strides)} values, but there are {len(t.sizes)} Sizes",
-                f"write {len(t.sizes)} strides in elements (packed: {list(packed_strides(t.sizes))}), or null for packed",
+                f"write {len(t.sizes)} strides in elements (packed: {list(packed_strides(t.sizes))}), "
+                "or null for packed",
             )
 
 
@@ -264,7 +281,8 @@ def check_addressable(desc: OperatorDesc):
             yield issue(
                 "DML108",
                 f"{p}.Sizes",
-                f"{name}.Sizes {list(t.sizes)} hold {t.element_count} elements; a buffer tensor holds at most 4294967295",
+                f"{name}.Sizes {list(t.sizes)} hold {t.element_count} elements; "
+                "a buffer tensor holds at most 4294967295",
                 "split the work into several dispatches of at most 2^32-1 elements each",
             )
             continue
@@ -410,8 +428,8 @@ def check_output_sizes(desc: OperatorDesc):
             continue
         if want[i] > UINT32_MAX:
             msg = (
-                f"OutputTensor.Sizes[{i}] must be InputTensor.Sizes[{i}] * Repeats[{i}] = {ins[i]} * {reps[i]} = {want[i]}, "
-                "which does not fit a UINT size"
+                f"OutputTensor.Sizes[{i}] must be InputTensor.Sizes[{i}] * Repeats[{i}] = "
+                f"{ins[i]} * {reps[i]} = {want[i]}, which does not fit a UINT size"
             )
             hint = f"lower Repeats[{i}] to at most {UINT32_MAX // ins[i]}"
         else:
@@ -463,7 +481,7 @@ def lowest_level(
 )
 def check_level_dims(desc: OperatorDesc, level: FeatureLevel):
     """Tile takes 4 dimensions before DML_FEATURE_LEVEL_3_1 and 1 to 8 from 3.1 on."""
-    row = tile_support(level)
+    row = tile_row(level)
     for name, p, t in tensors(desc):
         sup = row.tensors[name]
         n = len(t.sizes)
@@ -473,7 +491,10 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel):
             if n < 4 and sup.dimension_counts == frozenset({4}):
                 hint += f", or pad Sizes (and Repeats) with {4 - n} leading 1s to make it 4-D"
             elif n > max(sup.dimension_counts):
-                hint += f", or merge neighbouring dimensions that tile alike to get {max(sup.dimension_counts)} or fewer"
+                hint += (
+                    ", or merge neighbouring dimensions that tile alike to get "
+                    f"{max(sup.dimension_counts)} or fewer"
+                )
             yield issue(
                 "DML301",
                 f"{p}.DimensionCount",
@@ -491,7 +512,7 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel):
 def check_level_types(desc: OperatorDesc, level: FeatureLevel):
     """FLOAT32/FLOAT16 from 1.0; 8/16/32-bit integers from 2.1; 64-bit integers from 4.1; FLOAT64
     from 5.0 as measured (the page lists none)."""
-    row = tile_support(level)
+    row = tile_row(level)
     for name, p, t in tensors(desc):
         sup = row.tensors[name]
         if t.data_type not in sup.data_types:
@@ -531,7 +552,7 @@ def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: Fe
 def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel):
     """Where the page is silent and DirectML accepts, the descriptor is valid and the silence is a
     warning: a driver or a future DirectML could hold to the page."""
-    row = tile_support(level)
+    row = tile_row(level)
     for name, p, t in tensors(desc):
         if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
             yield issue(
@@ -552,11 +573,17 @@ _register(
 )
 
 
-def descriptor_rules() -> list[Rule]:
-    """The rules that depend on the descriptor alone, in code order."""
-    return [r for r in sorted(RULES.values(), key=lambda r: r.code) if r.phase == "descriptor"]
+def descriptor_checks() -> list[DescriptorCheck]:
+    """The checks of the rules that depend on the descriptor alone, in code order."""
+    return [
+        r.check for r in sorted(RULES.values(), key=lambda r: r.code) if r.phase == "descriptor" and r.check
+    ]
 
 
-def level_rules() -> list[Rule]:
-    """The rules that depend on the feature level, in code order."""
-    return [r for r in sorted(RULES.values(), key=lambda r: r.code) if r.phase == "feature_level" and r.check]
+def level_checks() -> list[LevelCheck]:
+    """The checks of the rules that depend on the feature level, in code order."""
+    return [
+        r.check
+        for r in sorted(RULES.values(), key=lambda r: r.code)
+        if r.phase == "feature_level" and r.check
+    ]

@@ -13,7 +13,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from ..core.operator import OperatorDesc
 from ..errors import InputError
@@ -26,7 +26,7 @@ class Loaded:
     data: Any
 
 
-Source = Union[OperatorDesc, dict, str, bytes, os.PathLike, Loaded]
+Source = OperatorDesc | dict | str | bytes | os.PathLike | Loaded
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
 _JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)

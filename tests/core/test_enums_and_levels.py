@@ -119,7 +119,19 @@ PAGE = {
     # Not on the page: DirectML 1.8.0 (max level 5.0) and later accept FLOAT64 Tile (measured).
     "5.0": (
         set(range(1, 9)),
-        {"FLOAT32", "FLOAT16", "INT64", "INT32", "INT16", "INT8", "UINT64", "UINT32", "UINT16", "UINT8", "FLOAT64"},
+        {
+            "FLOAT32",
+            "FLOAT16",
+            "INT64",
+            "INT32",
+            "INT16",
+            "INT8",
+            "UINT64",
+            "UINT32",
+            "UINT16",
+            "UINT8",
+            "FLOAT64",
+        },
     ),
 }
 ROW_IN_FORCE = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import tracemalloc
@@ -101,10 +102,19 @@ def assert_matches_naive(op, desc: dict, seed: int, poison: bool = False) -> Non
 
 @settings(max_examples=60, deadline=None)
 @given(desc=descriptors(aliasing=True), seed=st.integers(0, 2**32 - 1))
-def test_aliasing_output_strides_write_in_row_major_order(desc, seed):
-    # DML109 (a warning): several output elements at one address. The simulator is deterministic:
-    # row-major order, last write wins -- exactly what the naive loop does.
-    assert_matches_naive(dmltile.compile(desc, "4.1"), desc, seed)
+def test_aliasing_output_strides_are_refused_and_distinct_ones_run(desc, seed):
+    # DirectML rejects output strides that put two output elements at one address (DML109), so
+    # compile() refuses them; small random strides that happen to be distinct run like any other.
+    out = desc["OutputTensor"]
+    offsets = [
+        sum(i * s for i, s in zip(index, out["Strides"], strict=True))
+        for index in itertools.product(*(range(n) for n in out["Sizes"]))
+    ]
+    if len(set(offsets)) < len(offsets):
+        with pytest.raises(dmltile.DescriptorError, match="DML109"):
+            dmltile.compile(desc, "4.1")
+    else:
+        assert_matches_naive(dmltile.compile(desc, "4.1"), desc, seed)
 
 
 @settings(max_examples=60, deadline=None)

@@ -39,7 +39,7 @@ def test_cpu_equals_numpy_on_every_type(dtype):
 
 @settings(max_examples=40, deadline=None)
 @given(
-    desc=st.one_of(descriptors(), descriptors(aliasing=True)),
+    desc=descriptors(),
     seed=st.integers(0, 2**32 - 1),
     poison=st.booleans(),
 )

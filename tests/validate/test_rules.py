@@ -147,7 +147,9 @@ CASES = [
     ("DML303", lambda d: None, "3.2", "feature_level", "3.2"),
     (
         "DML304",
-        lambda d: [at(d, t).update(DataType="FLOAT64", TotalTensorSizeInBytes=n) for t, n in ((IN, 48), (OUT, 432))],
+        lambda d: [
+            at(d, t).update(DataType="FLOAT64", TotalTensorSizeInBytes=n) for t, n in ((IN, 48), (OUT, 432))
+        ],
         "6.4",
         "Desc.InputTensor.Desc.DataType",
         "FLOAT64",
@@ -276,7 +278,9 @@ def test_float64_is_valid_from_5_0_with_a_warning_and_the_hint_below_says_what_t
     # DirectML 1.8.0 and later accept FLOAT64 Tile (measured); the Tile page does not list it.
     desc = dmltile.tile_desc([2, 3], [2, 2], "FLOAT64")
     report = dmltile.validate(desc)
-    assert report.valid and set(report.codes) == {"DML304"} and dmltile.min_feature_level(desc).dotted == "5.0"
+    assert (
+        report.valid and set(report.codes) == {"DML304"} and dmltile.min_feature_level(desc).dotted == "5.0"
+    )
     below = dmltile.validate(desc, "4.1")
     assert set(below.codes) == {"DML302"}
     hint = below.issues[0].hint
