@@ -1,0 +1,163 @@
+"""dmltile's verdicts against DirectML's own CreateOperator answers, recorded in golden/*.jsonl.
+
+No Wine needed: the golden files hold DirectML's HRESULT for every case (generate_cases.py wrote
+them). Each (DirectML version, kind of case) is one test; a kind that dmltile gets wrong today is an
+expected failure with the reason, strict, so the test turns red (XPASS) the moment the rule is fixed
+and the mark must go.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import dmltile
+
+from .kinds import KINDS, kind_of
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+FILES = sorted(
+    GOLDEN.glob("directml-*.jsonl"), key=lambda p: tuple(int(x) for x in p.stem.split("-")[1].split("."))
+)
+
+Version = tuple[int, ...]
+ALL: Callable[[Version], bool] = lambda v: True
+# kind -> (the DirectML versions where dmltile disagrees today, why)
+KNOWN: dict[str, tuple[Callable[[Version], bool], str]] = {
+    "size-not-multiple-of-4": (
+        ALL,
+        (
+            "DML106: DirectML accepts any TotalTensorSizeInBytes >= the minimum, "
+            "multiple of 4 or not; dmltile rejects it"
+        ),
+    ),
+    "alignment-below-16": (
+        ALL,
+        (
+            "DML107: DirectML rejects GuaranteedBaseOffsetAlignment 1, 2, 4, 8; "
+            "dmltile accepts powers of two >= the element size"
+        ),
+    ),
+    "aliasing-output-strides": (
+        ALL,
+        (
+            "DML109: DirectML rejects output strides that make two output elements "
+            "share memory; dmltile only warns"
+        ),
+    ),
+    "float64": (
+        lambda v: v >= (1, 8),
+        (
+            "DML302: DirectML >= 1.8 (level 5.0+) accepts FLOAT64 Tile at ranks 1-8; "
+            "dmltile never does (1.5.1 rejects it, as dmltile does)"
+        ),
+    ),
+    "strided-size-wrap": (
+        lambda v: v < (1, 13),
+        (
+            "DirectML <= 1.12.0 computes the strided size in 32 bits "
+            "(<= 1.8.0 also the byte size) and accepts a wrapped "
+            "TotalTensorSizeInBytes; dmltile has no version input yet"
+        ),
+    ),
+    "output-size-wrap": (
+        ALL,
+        (
+            "DML205: every DirectML version tried accepts an output size equal to "
+            "InputTensor.Sizes[i] * Repeats[i] mod 2^32; dmltile rejects it"
+        ),
+    ),
+}
+
+SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
+
+
+def _version(path: Path) -> Version:
+    return tuple(int(x) for x in path.stem.split("-")[1].split("."))
+
+
+@cache
+def _golden(path: Path) -> tuple[dict[str, Any], ...]:
+    return tuple(json.loads(line) for line in path.read_text().splitlines() if line.strip())
+
+
+@cache
+def _kind(case_id: str, desc_json: str) -> str:
+    return kind_of(json.loads(desc_json))
+
+
+@cache
+def _by_kind(path: Path) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {k: [] for k in KINDS}
+    for g in _golden(path):
+        out[_kind(g["id"], json.dumps(g["desc"], sort_keys=True))].append(g)
+    return out
+
+
+@cache
+def _dmltile_valid(case_id: str, level: str, desc_json: str) -> bool:
+    return dmltile.validate(json.loads(desc_json), feature_level=level).valid
+
+
+def _verdicts(path: Path, kind: str) -> tuple[list[str], int]:
+    """Ids of the cases of this kind where dmltile and DirectML differ, and how many cases there are."""
+    differ, total = [], 0
+    for g in _by_kind(path)[kind]:
+        if "accepted" not in g:
+            continue
+        total += 1
+        ok = _dmltile_valid(g["id"], g["max_feature_level"], json.dumps(g["desc"], sort_keys=True))
+        if ok != g["accepted"]:
+            differ.append(f"{g['id']} (DirectML {'accepts' if g['accepted'] else 'rejects'})")
+    return differ, total
+
+
+def _params() -> list[Any]:
+    out = []
+    for path in FILES:
+        v = _version(path)
+        for kind in KINDS:
+            if kind == "not-c":
+                continue
+            marks = []
+            known = KNOWN.get(kind)
+            if known and known[0](v):
+                marks.append(pytest.mark.xfail(strict=True, reason=known[1]))
+            out.append(pytest.param(path, kind, id=f"{'.'.join(map(str, v))}-{kind}", marks=marks))
+    return out
+
+
+def test_golden_files_present() -> None:
+    """The golden data exists, for several DirectML versions, each with thousands of cases."""
+    assert len(FILES) >= 5
+    for path in FILES:
+        rows = _golden(path)
+        assert len(rows) > 2000
+        assert all("accepted" in r for r in rows), f"{path.name}: cases without a DirectML verdict"
+        assert len({r["id"] for r in rows}) == len(rows)
+
+
+@pytest.mark.parametrize(("path", "kind"), _params())
+def test_agrees_with_directml(path: Path, kind: str) -> None:
+    """dmltile.validate at the version's max feature level gives DirectML's verdict on every case of this kind."""
+    differ, total = _verdicts(path, kind)
+    version = path.stem.split("-")[1]
+    SUMMARY.setdefault(version, {})[kind] = (total - len(differ), total)
+    assert not differ, f"{len(differ)}/{total} differ, e.g. {differ[:5]}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem.split("-")[1])
+def test_not_c_expressible_cases_are_rejected(path: Path) -> None:
+    """A count that differs from its list's length cannot be written as C structs: dmltile must reject it.
+
+    (DirectML reads RepeatsCount/DimensionCount values, so what it answered is about another descriptor.)
+    """
+    rows = _by_kind(path)["not-c"]
+    assert rows
+    for g in rows:
+        assert not dmltile.validate(g["desc"], feature_level=g["max_feature_level"]).valid, g["id"]
