@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
+
+import pytest
 
 
 def pytest_configure(config: Any) -> None:
@@ -27,3 +30,18 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         total = sum(n for _, n in kinds.values())
         detail = ", ".join(f"{k} {a}/{n}" for k, (a, n) in kinds.items() if a != n)
         write(f"DirectML {version:8} {agree}/{total} agree" + (f"  (differ: {detail})" if detail else ""))
+
+
+def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:
+    """Live DirectML tests run only when asked: ``-m directml_live`` or ``DMLTILE_DIRECTML_LIVE=1``."""
+    if (
+        "directml_live" in (config.getoption("markexpr") or "")
+        or os.environ.get("DMLTILE_DIRECTML_LIVE") == "1"
+    ):
+        return
+    skip = pytest.mark.skip(
+        reason="live DirectML comparison: run `make directml-live` (or pytest -m directml_live)"
+    )
+    for item in items:
+        if "directml_live" in item.keywords:
+            item.add_marker(skip)

@@ -525,6 +525,8 @@ def _answer(raw: dict[str, Any], layout: dict[str, Any], row: dict[str, Any]) ->
     for key in ("error", "crash"):
         if key in raw:
             out[key] = raw[key]
+    if raw.get("device_removed"):
+        out["device_removed"] = True
     if "crash" in raw and out.get("accepted"):
         out.update(executed=False, exec_stage="crash", exec_hresult_hex=raw["crash"])
     if "exec_stage" in raw:
@@ -598,7 +600,9 @@ def run_cases(
                 answers[i] = _answer(raw, layout, row)
                 done += 1
             crashed = bool(results) and "crash" in results[min(done, len(results)) - 1]
-            if done < len(chunk) and not crashed:  # stopped early without saying why: blame the next case
+            device_lost = diag.startswith("exit 4:") and done > 0  # restart at the unanswered case
+            # stopped early without saying why: blame the next case
+            if done < len(chunk) and not crashed and not device_lost:
                 i, _, _ = chunk[done]
                 answers[i] = {
                     "id": cases[i].get("id", i),

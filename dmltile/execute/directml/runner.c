@@ -572,6 +572,11 @@ static int run_case(char *line) {
         fflush(stdout);
         return 0;
     }
+    /* a device removed by an earlier case answers every call with DXGI_ERROR_DEVICE_REMOVED: stop
+       without answering; the driver starts a fresh process at this case */
+    if (FAILED(METHOD(g_dml, SLOT_DEVICE_GET_DEVICE_REMOVED_REASON, PFN_DMLT_GetDeviceRemovedReason)(g_dml)) ||
+        FAILED(ID3D12Device_GetDeviceRemovedReason(g_dev)))
+        return 1;
     DMLT_TILE_OPERATOR_DESC tile = {&in.tensor, &out.tensor, nrep, repeats};
     DMLT_OPERATOR_DESC od = {(UINT)jnum(&c, "OperatorType", DMLT_OPERATOR_TILE), &tile};
     DmlObject *op = NULL;
@@ -595,7 +600,8 @@ static int run_case(char *line) {
             put_hex(r.out, r.out_len);
             free(r.out);
         }
-        lost = r.device_lost;
+        lost = r.device_lost || FAILED(ID3D12Device_GetDeviceRemovedReason(g_dev));
+        if (lost) printf(", \"device_removed\": true");
     }
     release(op);
     printf("}\n");
