@@ -118,6 +118,26 @@ def padding_cases() -> list[dict[str, Any]]:
                 "after": 16,
             }
         )
+    # bigger tensors (other shader paths): odd row lengths, 6+ bytes of row padding, a binding larger
+    # than TotalTensorSizeInBytes
+    for dt in (5, 2, 1, 9):
+        in_sizes, reps = [1, 37, 61], [1, 3, 2]
+        out_sizes = [1, 111, 122]
+        ostr = [111 * 128, 128, 1]
+        cases.append(
+            {
+                "id": f"pad/{NAMES[dt]}/big-rows128/binding+32",
+                "dt": dt,
+                "in_sizes": in_sizes,
+                "in_strides": packed(in_sizes),
+                "reps": reps,
+                "out_strides": ostr,
+                "out_tts": calc(dt, out_sizes, ostr) + 16,
+                "output_offset": 0,
+                "after": 32,
+                "binding_extra": 32,
+            }
+        )
     return cases
 
 
@@ -230,7 +250,7 @@ def run(version: str) -> dict[str, Any]:
         in_tts = calc(dt, s["in_sizes"], s["in_strides"])
         in_bytes = rng.integers(1, 255, size=in_tts, dtype=np.uint8).tobytes()
         out_off, before, after = s.get("output_offset", 0), s.get("before", 0), s.get("after", 0)
-        region = (s["out_tts"] + 3) & ~3
+        region = ((s["out_tts"] + 3) & ~3) + s.get("binding_extra", 0)
         buffer_size = out_off + region + after
         init = bytes([MARK]) * buffer_size
         out_sizes = [a * r for a, r in zip(s["in_sizes"], s["reps"])]
@@ -259,6 +279,7 @@ def run(version: str) -> dict[str, Any]:
                 "output_offset": out_off,
                 "output_init": init[out_off : out_off + region],
                 "output_buffer_size": buffer_size,
+                "output_size": region,
                 "output_fill": MARK,
             }
         )

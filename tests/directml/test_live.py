@@ -46,10 +46,15 @@ NP = {
     11: np.int64,
 }
 MARK = 0xCD
+# Measured: DirectML 1.8.0 accepts 64-bit Tile in CreateOperator but CompileOperator answers E_INVALIDARG
+# for FLOAT64, UINT64 and INT64 on this stack (Wine 8 / vkd3d 1.6 / lavapipe); 1.9.1 and later compile them.
+COMPILE_FAILS: dict[tuple[int, ...], set[int]] = {(1, 8, 0): {9, 10, 11}}
 
 
 def _versions() -> list[dict[str, Any]]:
-    return ORACLE.list_versions()
+    """The recorded version table (read only: collecting these tests never starts Wine)."""
+    assert SETUP is not None
+    return SETUP.versions()
 
 
 def _executing_versions() -> list[str]:
@@ -202,11 +207,21 @@ def _cases() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module", params=_executing_versions() or ["none"])
 def executed(request: pytest.FixtureRequest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The execution cases and DirectML's answers, one Wine run per version."""
+    """The execution cases and DirectML's answers, one Wine run per version (known compile failures asserted
+    and left out)."""
     if request.param == "none":
         pytest.skip("no installed DirectML version executes here")
     cases = _cases()
-    return cases, ORACLE.run_cases(cases, request.param)
+    answers = ORACLE.run_cases(cases, request.param)
+    fails = COMPILE_FAILS.get(tuple(int(x) for x in request.param.split(".")), set())
+    kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
+    for case, a in zip(cases, answers):
+        if ORACLE.to_c_view(case["desc"])["InputTensor"]["DataType"] in fails:
+            assert (a.get("exec_stage"), a.get("exec_hresult_hex")) == ("CompileOperator", "0x80070057"), a
+            continue
+        kept[0].append(case)
+        kept[1].append(a)
+    return kept
 
 
 def test_execution_bit_exact(executed: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
