@@ -3,7 +3,8 @@
  * Builds for Windows with mingw-w64 or MSVC (C11) and runs natively there, or under Wine on Linux
  * (d3d12 = vkd3d over Mesa lavapipe; see setup.sh):
  *     x86_64-w64-mingw32-gcc -O2 -o runner.exe runner.c -ld3d12 -ldxgi -lversion
- *     cl /O2 runner.c d3d12.lib dxgi.lib version.lib
+ *     cl /O2 runner.c d3d12.lib dxgi.lib version.lib dxguid.lib   (MSVC declares the IIDs in dxguid.lib)
+ *     python -m ziglang cc -target x86_64-windows-gnu -O2 -o runner.exe runner.c -ld3d12 -ldxgi -lversion
  *
  * Usage: runner.exe [--dll PATH] [--warp] [--patch-options1 auto|always|never] [--info]
  *
@@ -600,7 +601,8 @@ static int run_case(char *line) {
             put_hex(r.out, r.out_len);
             free(r.out);
         }
-        lost = r.device_lost || FAILED(ID3D12Device_GetDeviceRemovedReason(g_dev));
+        lost = r.device_lost || FAILED(ID3D12Device_GetDeviceRemovedReason(g_dev)) ||
+               FAILED(METHOD(g_dml, SLOT_DEVICE_GET_DEVICE_REMOVED_REASON, PFN_DMLT_GetDeviceRemovedReason)(g_dml));
         if (lost) printf(", \"device_removed\": true");
     }
     release(op);
