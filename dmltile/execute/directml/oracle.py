@@ -589,8 +589,9 @@ def run_cases(
             timeout = 120 + 0.05 * len(chunk) + 10 * n_exec
             cmd_lines = [line for _, line, _ in chunk]
             rows, diag = _run_batch_cmd(setup, dll, cmd_lines, timeout, extra)
-            results = [r for r in rows if r.get("kind") is None]
-            fatal = [r for r in rows if r.get("kind") == "fatal"]
+            startup = [r for r in rows if str(r.get("id", "")).startswith("(")]  # crashed before any case
+            results = [r for r in rows if r.get("kind") is None and r not in startup]
+            fatal = [r for r in rows if r.get("kind") == "fatal"] + startup
             if fatal and not results:
                 raise OracleError(
                     f"DirectML {row.get('directml_version')} failed to start: {fatal[0]} ({diag})"
