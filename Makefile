@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 LINTED := dmltile tests bench docs examples
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo bench clean directml directml-live
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,3 +29,11 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
+
+# The real DirectML.dll as oracle and backend (Wine + Mesa lavapipe on Linux): everything goes under
+# $DMLTILE_DIRECTML_HOME (default ~/.cache/dmltile/directml); DIRECTML_VERSIONS="1.24.4 ..." picks wheels.
+directml:
+	bash dmltile/execute/directml/setup.sh $(DIRECTML_VERSIONS)
+
+directml-live: $(STAMP)
+	DMLTILE_DIRECTML_LIVE=1 $(BIN)/python -m pytest -q -m directml_live tests/directml

@@ -11,26 +11,34 @@ from ..validate.api import check
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.source import Source
 from .buffers import CompiledTile
+from .directml_backend import DirectmlTile
 from .limits import check_output_size
 from .numpy_backend import NumpyTile
 from .ort_backend import OrtTile
 
 __all__ = ["CompiledTile", "compile", "execute", "BACKENDS"]
 
-BACKENDS = ("numpy", "onnxruntime")
+BACKENDS = ("numpy", "onnxruntime", "directml")
 
 
 def compile(
-    source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, backend: str = "numpy", **options: Any
+    source: Source,
+    feature_level: Any = DEFAULT_FEATURE_LEVEL,
+    backend: str = "numpy",
+    directml: str | None = None,
+    **options: Any,
 ) -> CompiledTile:
     """Validate once (DescriptorError with every issue) and return a compiled op with a cached plan.
 
-    Options: ``max_output_bytes`` (refuse larger outputs before allocating anything; default
-    ``dmltile.execute.limits.MAX_OUTPUT_BYTES`` or a fraction of available memory), ``threads``
-    (numpy: 1 or 2), ``providers`` / ``require_provider`` (onnxruntime).
+    ``directml="1.9.1"`` validates as that DirectML version does (and, with ``backend="directml"``,
+    runs on that DLL). Options: ``max_output_bytes`` (refuse larger outputs before allocating
+    anything; default ``dmltile.execute.limits.MAX_OUTPUT_BYTES`` or a fraction of available
+    memory), ``threads`` (numpy: 1 or 2), ``providers`` / ``require_provider`` (onnxruntime).
     """
-    desc = check(source, feature_level)
+    desc = check(source, feature_level, directml)
     check_output_size(desc, options.pop("max_output_bytes", None))
+    if backend == "directml":
+        return DirectmlTile(desc, version=directml, **_only(options, "directml", set()))
     if backend == "numpy":
         return NumpyTile(desc, **_only(options, "numpy", {"threads"}))
     if backend == "onnxruntime":

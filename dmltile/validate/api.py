@@ -14,6 +14,7 @@ from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feat
 from .report import Issue, ValidationReport
 from .rules import descriptor_checks, issue, level_checks
 from .source import Source
+from .versions import DirectmlVersion, parse_directml_version, version_issues
 
 
 def descriptor_issues(desc: OperatorDesc) -> list[Issue]:
@@ -36,16 +37,56 @@ def _has_errors(issues: list[Issue]) -> bool:
     return any(i.severity == "error" for i in issues)
 
 
-def parse_and_validate(
-    source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL
-) -> tuple[OperatorDesc | None, ValidationReport]:
-    """Read and parse once, run every rule: the model (None when it cannot be parsed) and the report."""
-    issues: list[Issue] = []
+def _target(
+    feature_level: Any, directml: Any
+) -> tuple[FeatureLevel | None, DirectmlVersion | None, list[Issue]]:
+    """The level (and DirectML version) to judge at; a version implies its max level, and a level
+    above a version's max is refused."""
+    version = None
+    if directml is not None:
+        try:
+            version = parse_directml_version(directml)
+        except DmlTileError as e:
+            return (
+                None,
+                None,
+                [issue("DML305", "directml", str(e), "use one of the versions `dmltile levels` lists")],
+            )
+        if feature_level is None or feature_level == DEFAULT_FEATURE_LEVEL:
+            return version.max_feature_level, version, []
     try:
         level = parse_feature_level(feature_level)
     except DmlTileError as e:
-        level = None
-        issues.append(issue("DML303", "feature_level", str(e), f"use a level from {levels_text()}, e.g. 4.1"))
+        return (
+            None,
+            version,
+            [issue("DML303", "feature_level", str(e), f"use a level from {levels_text()}, e.g. 4.1")],
+        )
+    if version is not None and level > version.max_feature_level:
+        return (
+            None,
+            version,
+            [
+                issue(
+                    "DML305",
+                    "feature_level",
+                    f"feature level {level.dotted} is above what {version.label} supports",
+                    f"use {version.max_feature_level.dotted} or lower, or a newer DirectML",
+                )
+            ],
+        )
+    return level, version, []
+
+
+def parse_and_validate(
+    source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, directml: Any = None
+) -> tuple[OperatorDesc | None, ValidationReport]:
+    """Read and parse once, run every rule: the model (None when it cannot be parsed) and the report.
+
+    ``directml="1.9.1"`` answers as that DirectML version's CreateOperator does (measured); the
+    version implies its max feature level unless a lower ``feature_level`` is given.
+    """
+    level, version, issues = _target(feature_level, directml)
     desc, parse_issues = parse(source)
     issues.extend(parse_issues)
     sizes = None
@@ -53,24 +94,30 @@ def parse_and_validate(
         issues.extend(descriptor_issues(desc))
         if level is not None:
             issues.extend(level_issues(desc, level))
+        if version is not None:
+            issues = version_issues(desc, issues, version)
         sizes = _output_sizes(desc)
     return desc, ValidationReport(
         valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
     )
 
 
-def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> ValidationReport:
-    """Check a descriptor against every rule at ``feature_level`` (default: the newest level).
+def validate(
+    source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, directml: Any = None
+) -> ValidationReport:
+    """Check a descriptor against every rule at ``feature_level`` (default: the newest level), or as
+    DirectML version ``directml`` answers (``"1.9.1"``; implies its max level).
 
     Accepts a path, JSON text, a dict or an OperatorDesc. Bad content never raises: it becomes
     issues in the report. Only input that cannot be read at all (a missing file) raises InputError.
     """
-    return parse_and_validate(source, feature_level)[1]
+    return parse_and_validate(source, feature_level, directml)[1]
 
 
-def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> OperatorDesc:
-    """The parsed descriptor when it is valid at ``feature_level``; DescriptorError with every issue otherwise."""
-    desc, report = parse_and_validate(source, feature_level)
+def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, directml: Any = None) -> OperatorDesc:
+    """The parsed descriptor when it is valid at ``feature_level`` (and for ``directml``, a DirectML
+    version); DescriptorError with every issue otherwise."""
+    desc, report = parse_and_validate(source, feature_level, directml)
     if not report.valid:
         raise DescriptorError(
             report.errors,
@@ -81,19 +128,26 @@ def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> Operato
     return desc
 
 
-def _accepting_levels(source: Source) -> Iterator[FeatureLevel]:
-    """The known levels at which the descriptor is valid, lowest first (none when it is broken)."""
+def _accepting_levels(source: Source, directml: Any = None) -> Iterator[FeatureLevel]:
+    """The known levels at which the descriptor is valid, lowest first (none when it is broken);
+    with ``directml``, only the levels that version has, judged as it judges."""
     desc, _ = parse(source)
-    if desc is None or _has_errors(descriptor_issues(desc)):
+    if desc is None:
         return
+    version = parse_directml_version(directml) if directml is not None else None
+    base = descriptor_issues(desc)
     for level in known_levels():
-        if not _has_errors(level_issues(desc, level)):
+        if version is not None and level > version.max_feature_level:
+            return
+        issues = base + level_issues(desc, level)
+        if not _has_errors(version_issues(desc, issues, version) if version is not None else issues):
             yield level
 
 
-def min_feature_level(source: Source) -> FeatureLevel | None:
-    """The lowest feature level at which the descriptor is valid, or None when none accepts it."""
-    return next(_accepting_levels(source), None)
+def min_feature_level(source: Source, directml: Any = None) -> FeatureLevel | None:
+    """The lowest feature level at which the descriptor is valid (for ``directml``, among that
+    version's levels), or None when none accepts it."""
+    return next(_accepting_levels(source, directml), None)
 
 
 def accepted_levels(source: Source) -> list[FeatureLevel]:

@@ -47,6 +47,11 @@ class SupportRow:
     tensors: dict[str, TensorSupport]
 
 
+def read_table(name: str) -> dict:
+    """One TOML table of ``feature_levels/``, parsed."""
+    return _read(name)
+
+
 def _read(name: str) -> dict:
     return tomllib.loads(
         resources.files("dmltile").joinpath("feature_levels").joinpath(name).read_text(encoding="utf-8")

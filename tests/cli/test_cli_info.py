@@ -14,9 +14,9 @@ from tests.cli_support import PAGE_ROWS, invoke, json_out, script
 # The codes of DESIGN §4, written out independently of dmltile.RULES.
 DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     [f"DML00{i}" for i in range(1, 6)]
-    + [f"DML1{i:02d}" for i in range(1, 12)]
+    + [f"DML1{i:02d}" for i in range(1, 13)]
     + [f"DML20{i}" for i in range(1, 8)]
-    + ["DML301", "DML302", "DML303", "DML304"]
+    + ["DML301", "DML302", "DML303", "DML304", "DML305"]
     + ["DML401", "DML402"]  # DxDispatch models
 )
 
@@ -54,7 +54,13 @@ def test_rules_lists_every_design_code_with_rule_and_source():
     doc = json_out(invoke("rules", "--json").stdout)
     assert [r["code"] for r in doc] == DESIGN_CODES
     assert all(r["rule"] and r["source"] for r in doc)
-    assert {r["code"] for r in doc if r["severity"] == "warning"} == {"DML106", "DML111", "DML304", "DML402"}
+    assert {r["code"] for r in doc if r["severity"] == "warning"} == {
+        "DML106",
+        "DML111",
+        "DML112",
+        "DML304",
+        "DML402",
+    }
     out = invoke("rules").stdout
     for code in DESIGN_CODES:
         assert code in out

@@ -159,7 +159,9 @@ CASES = [
         lambda d: (
             at(d, IN).update(Sizes=[1, 1, 1, 1], TotalTensorSizeInBytes=4),
             d["Desc"].update(Repeats=[1, 1, 3000, 3000]),
-            at(d, OUT).update(Sizes=[1, 1, 3000, 3000], Strides=[0, 0, 2, 3], TotalTensorSizeInBytes=59984),
+            at(d, OUT).update(
+                Sizes=[1, 1, 3000, 3000], Strides=[0, 0, 2, 3001], TotalTensorSizeInBytes=36023992
+            ),
         ),
         "6.4",
         "Desc.OutputTensor.Desc.Strides",
@@ -231,7 +233,8 @@ def test_every_design_code_has_a_rule_and_a_case():
         )
     }
     dxdispatch_models = {"DML401", "DML402"}  # fired by DxDispatch models, tested in tests/interop
-    assert set(RULES) == design | dxdispatch_models
+    directml_versions = {"DML112", "DML305"}  # fired with directml=..., tested in test_versions.py
+    assert set(RULES) == design | dxdispatch_models | directml_versions
     assert {c[0] for c in CASES} == design
 
 
@@ -330,19 +333,18 @@ def test_warnings_do_not_make_a_descriptor_invalid(doc):
     assert dmltile.check(doc) is not None
 
 
-def test_large_aliasing_is_reported_as_possible_not_certain():
-    _sizes, strides = (
-        [3000, 3000],
-        [2, 3],
-    )  # interleaved: overlapping (0*2+3*2 == 3*2+0*3); too big to enumerate
+def test_large_interleaved_output_strides_are_a_warning_and_certain_aliasing_an_error():
     desc = dmltile.tile_desc([1, 1], [3000, 3000]).to_dict()
-    desc["Desc"]["OutputTensor"]["Desc"].update(
-        Strides=strides, TotalTensorSizeInBytes=4 * (2999 * 5 + 1) + 4 - (4 * (2999 * 5 + 1)) % 4
-    )
+    out = desc["Desc"]["OutputTensor"]["Desc"]
+    # Strides 2 and 3001 interleave (2 * 1501 == 3002 > 3001) over 9 million elements: too many to
+    # enumerate, and the span (9,005,998 addresses) holds them all, so aliasing is not certain.
+    out.update(Strides=[2, 3001], TotalTensorSizeInBytes=4 * (2999 * 2 + 2999 * 3001 + 1))
     report = dmltile.validate(desc)
-    hits = [i for i in report.issues if i.code == "DML111"]
-    assert hits and "too large to prove" in hits[0].message
-    assert report.valid and "DML109" not in report.codes  # not proven to alias: a warning only
+    assert report.valid and report.codes == ["DML111"] and "too large to prove" in report.issues[0].message
+    # Strides 2 and 3 cover only 14,996 addresses for 9 million elements: certain aliasing, DML109.
+    out.update(Strides=[2, 3], TotalTensorSizeInBytes=4 * (2999 * 5 + 1))
+    report = dmltile.validate(desc)
+    assert not report.valid and report.codes == ["DML109"]
 
 
 def test_validate_never_mutates_its_input(doc):

@@ -1,0 +1,106 @@
+#!/bin/bash
+# One-command set-up of the real DirectML.dll as dmltile's oracle and backend.
+#
+# Linux (Debian): Wine 8 (its d3d12 is vkd3d 1.6) over Mesa >= 25 lavapipe (software Vulkan), under Xvfb.
+# What it does, each step skipped when already done:
+#   1. apt-get install wine wine64 libwine xvfb xauth gcc-mingw-w64-x86-64 libvulkan1 libllvm15 unzip
+#      (only when wine, xvfb-run or the mingw compiler is missing; needs root)
+#   2. DirectML.dll out of the onnxruntime-directml Windows wheels on PyPI, one folder per wheel version
+#   3. Mesa 25 lavapipe from bookworm-backports, extracted (dpkg -x) into a private folder, not installed
+#   4. builds runner.c with mingw-w64 into runner.exe
+#   5. creates the Wine prefix, then records each DLL's FileVersion and max feature level (versions.json)
+# Everything downloaded or built goes under ONE folder:
+#   $DMLTILE_DIRECTML_HOME (default ${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml)
+# Usage: setup.sh [onnxruntime-directml version ...]     (default: $DMLTILE_DIRECTML_VERSIONS or the list below)
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+H=${DMLTILE_DIRECTML_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml}
+DEFAULT_VERSIONS="1.24.4 1.20.1 1.18.0 1.17.3 1.15.1 1.14.1 1.13.1 1.10.0 1.9.0"
+VERSIONS=${*:-${DMLTILE_DIRECTML_VERSIONS:-$DEFAULT_VERSIONS}}
+PY=${PYTHON:-python3}
+mkdir -p "$H"
+T0=$(date +%s.%N)
+step() { awk -v a="$(now)" -v b="$2" -v n="$1" 'BEGIN { printf "  %-40s %6.1f s\n", n, a - b }'; }
+now() { date +%s.%N; }
+
+# 1. system packages -------------------------------------------------------------------------------
+t=$(now)
+if [ "$(uname -s)" != Linux ]; then echo "setup.sh is for Linux; on Windows build runner.c with mingw or MSVC (see README)"; exit 2; fi
+if ! command -v wine >/dev/null || ! command -v xvfb-run >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null \
+   || ! command -v unzip >/dev/null; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends wine wine64 libwine \
+    gcc-mingw-w64-x86-64 xvfb xauth libvulkan1 libllvm15 unzip >/dev/null
+fi
+step "system packages (apt)" "$t"
+
+# 2. DirectML.dll from onnxruntime-directml Windows wheels -------------------------------------------
+t=$(now)
+for v in $VERSIONS; do
+  d="$H/dll/$v"
+  [ -f "$d/DirectML.dll" ] && continue
+  mkdir -p "$H/wheels" "$d"
+  for py in 3.11 3.8 3.7; do
+    if pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
+         --python-version "$py" "onnxruntime-directml==$v" -d "$H/wheels" 2>/dev/null; then break; fi
+  done
+  whl=$(ls "$H"/wheels/onnxruntime_directml-"$v"-*.whl 2>/dev/null | head -1)
+  [ -n "$whl" ] || { echo "no Windows wheel of onnxruntime-directml==$v on the package index"; exit 1; }
+  unzip -o -q -j "$whl" '*capi/DirectML.dll' -d "$d.tmp" && mv "$d.tmp/DirectML.dll" "$d/DirectML.dll" && rmdir "$d.tmp"
+  basename "$whl" > "$d/wheel.txt"
+  rm -f "$whl"    # only the DLL is kept
+done
+step "DirectML.dll x $(echo $VERSIONS | wc -w) (pip download)" "$t"
+
+# 3. Mesa >= 25 lavapipe in a private folder --------------------------------------------------------
+t=$(now)
+if [ ! -f "$H/lvp.json" ]; then
+  rm -rf "$H/apt" "$H/debs" "$H/mesa"
+  mkdir -p "$H/apt/lists/partial" "$H/apt/cache/archives/partial" "$H/debs" "$H/mesa"
+  uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 ~ /^bookworm/ {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$uri" ] || uri=http://deb.debian.org/debian
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri bookworm-backports main" > "$H/apt/sources.list"
+  A=(-o "Dir::Etc::SourceList=$H/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+     -o "Dir::State::Lists=$H/apt/lists" -o "Dir::Cache=$H/apt/cache" -o APT::Sandbox::User=root)
+  apt-get -qq "${A[@]}" update
+  (cd "$H/debs" && apt-get -qq "${A[@]}" download mesa-vulkan-drivers/bookworm-backports \
+     libdrm2/bookworm-backports libdrm-amdgpu1/bookworm-backports)
+  for f in "$H"/debs/*.deb; do dpkg -x "$f" "$H/mesa"; done
+  "$PY" - "$H" <<'PY'
+import json, sys
+h = sys.argv[1]
+icd = json.load(open(f"{h}/mesa/usr/share/vulkan/icd.d/lvp_icd.json"))
+icd["ICD"]["library_path"] = f"{h}/mesa/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so"
+json.dump(icd, open(f"{h}/lvp.json.tmp", "w"))
+PY
+  mv "$H/lvp.json.tmp" "$H/lvp.json"
+  rm -rf "$H/apt" "$H/debs"
+fi
+step "Mesa 25 lavapipe (backports)" "$t"
+
+# 4. the runner --------------------------------------------------------------------------------------
+t=$(now)
+if [ ! -f "$H/runner.exe" ] || [ "$HERE/runner.c" -nt "$H/runner.exe" ] || [ "$HERE/dml_types.h" -nt "$H/runner.exe" ]; then
+  x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -static -s \
+    -o "$H/runner.exe.tmp" "$HERE/runner.c" -I"$HERE" -ld3d12 -ldxgi -lversion
+  mv "$H/runner.exe.tmp" "$H/runner.exe"
+fi
+step "runner.exe (mingw-w64)" "$t"
+
+# 5. Wine prefix and the version table ----------------------------------------------------------------
+t=$(now)
+cat > "$H/env.sh" <<EOT
+export WINEPREFIX=$H/prefix WINEDEBUG=-all VKD3D_DEBUG=none XDG_RUNTIME_DIR=$H/xdg
+export VK_ICD_FILENAMES=$H/lvp.json LD_LIBRARY_PATH=$H/mesa/usr/lib/x86_64-linux-gnu
+EOT
+mkdir -p "$H/xdg" && chmod 700 "$H/xdg"
+if [ ! -f "$H/prefix/system.reg" ]; then
+  ( . "$H/env.sh"; wineboot -i >/dev/null 2>&1; wineserver -w )  # the display-less wineserver must exit first
+fi
+step "Wine prefix" "$t"
+t=$(now)
+DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/oracle.py" record-versions
+step "version table (versions.json)" "$t"
+awk -v a="$(now)" -v b="$T0" -v h="$H" 'BEGIN { printf "ready: %s  (%.1f s in all)\n", h, a - b }'

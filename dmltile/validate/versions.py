@@ -1,0 +1,119 @@
+"""DirectML versions as validation targets: ``validate(desc, directml="1.9.1")`` answers as that
+DLL's CreateOperator does.
+
+The table is ``feature_levels/directml_versions.toml``, measured with the real DLLs (see
+docs/directml-conformance.md). A version implies its max feature level. Most rules hold for every
+version; the ones that differ are listed per version and applied here, after the rules have run.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.enums import FeatureLevel
+from ..core.operator import OperatorDesc
+from ..core.tensor import BufferTensorDesc, packed_strides
+from ..errors import DmlTileError
+from .levels import parse_feature_level, read_table
+from .report import Issue
+from .rules import issue, tensors
+
+UINT32_WRAP = 1 << 32
+
+
+@dataclass(frozen=True)
+class DirectmlVersion:
+    """One measured DirectML.dll: its version, max feature level, and how its CreateOperator differs."""
+
+    version: str
+    wheel: str
+    max_feature_level: FeatureLevel
+    executes_here: bool
+    wraps_strided_index_32bit: bool
+    wraps_strided_bytes_32bit: bool
+
+    @property
+    def label(self) -> str:
+        """``DirectML 1.9.1 (max level 5.0)``."""
+        return f"DirectML {self.version} (max level {self.max_feature_level.dotted})"
+
+
+def _short(version: str) -> str:
+    parts = version.strip().split(".")
+    return ".".join(parts[:3]) if len(parts) == 4 and parts[3] == "0" else version.strip()
+
+
+@functools.cache
+def known_versions() -> tuple[DirectmlVersion, ...]:
+    """Every measured DirectML version, newest first."""
+    rows = [
+        DirectmlVersion(
+            version=_short(row["directml"]),
+            wheel=row["wheel"],
+            max_feature_level=parse_feature_level(row["max_feature_level"]),
+            executes_here=bool(row.get("executes_here")),
+            wraps_strided_index_32bit=bool(row.get("wraps_strided_index_32bit")),
+            wraps_strided_bytes_32bit=bool(row.get("wraps_strided_bytes_32bit")),
+        )
+        for row in read_table("directml_versions.toml")["version"]
+    ]
+    return tuple(sorted(rows, key=lambda v: tuple(int(p) for p in v.version.split(".")), reverse=True))
+
+
+def parse_directml_version(value: Any) -> DirectmlVersion:
+    """``"1.9.1"`` (or ``"1.9.1.0"``) -> its measured row; DmlTileError naming the known versions otherwise."""
+    wanted = _short(str(value))
+    for v in known_versions():
+        if v.version == wanted:
+            return v
+    raise DmlTileError(
+        f"unknown DirectML version {value!r}; measured versions are "
+        + ", ".join(v.version for v in known_versions())
+    )
+
+
+def wrapped_minimum(t: BufferTensorDesc, version: DirectmlVersion) -> int:
+    """DMLCalcBufferTensorSize as ``version`` computes it: the last element's index (and, for some
+    versions, the byte count) in 32-bit arithmetic, rounded up to 4."""
+    strides = (
+        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
+    )
+    index = sum((s - 1) * st for s, st in zip(t.sizes, strides, strict=True)) % UINT32_WRAP
+    size = (index + 1) * t.data_type.element_size
+    if version.wraps_strided_bytes_32bit:
+        size %= UINT32_WRAP
+    return (size + 3) // 4 * 4
+
+
+def _index_fits(t: BufferTensorDesc) -> bool:
+    strides = t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
+    return sum((s - 1) * st for s, st in zip(t.sizes, strides, strict=True)) < UINT32_WRAP
+
+
+def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVersion) -> list[Issue]:
+    """The issues as ``version`` judges them: where it computes a size in 32 bits and so accepts a
+    buffer below the real extent (the input's index or bytes; the output's bytes only), its DML105
+    error becomes DML112's warning."""
+    if not version.wraps_strided_index_32bit:
+        return issues
+    out = list(issues)
+    for name, path, t in tensors(desc):
+        if name == "OutputTensor" and not (version.wraps_strided_bytes_32bit and _index_fits(t)):
+            continue  # measured: an output whose last index passes 2^32 is rejected by every version
+        size_path = f"{path}.TotalTensorSizeInBytes"
+        errors = [i for i in out if i.code == "DML105" and i.path == size_path]
+        if errors and t.total_tensor_size_in_bytes >= wrapped_minimum(t, version):
+            out = [i for i in out if i not in errors]
+            out.append(
+                issue(
+                    "DML112",
+                    size_path,
+                    f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {version.label} computes the "
+                    f"tensor's extent in 32 bits and accepts it ({wrapped_minimum(t, version)} bytes after the "
+                    "wrap), but the elements really reach past it; DirectML 1.13 and later reject it",
+                    errors[0].hint,
+                )
+            )
+    return out

@@ -1,0 +1,61 @@
+"""``validate(desc, directml="1.9.1")``: answering as one measured DirectML version's CreateOperator.
+
+The expected verdicts are DirectML's own, from tests/directml/golden (there checked case by case);
+here each version behaviour is pinned on one hand-made descriptor.
+"""
+
+import pytest
+
+import dmltile
+
+# FLOAT32 [1,1,3,3] with a row stride of 2^31: the last element's index, 2^32 + 2, wraps in 32 bits
+# to 2, so 12 bytes "suffice" for DirectML 1.12.0 and older; 1.13.1 and newer reject it.
+WRAPPED = {
+    "InputTensor": {
+        "DataType": "FLOAT32",
+        "Sizes": [1, 1, 3, 3],
+        "Strides": [0, 0, 2**31, 1],
+        "TotalTensorSizeInBytes": 12,
+    },
+    "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+    "Repeats": [1, 1, 1, 1],
+}
+
+
+@pytest.mark.parametrize(
+    "version,valid",
+    [
+        ("1.5.1", True),
+        ("1.8.0", True),
+        ("1.9.1", True),
+        ("1.12.0", True),
+        ("1.13.1", False),
+        ("1.15.4", False),
+    ],
+)
+def test_the_32_bit_size_wrap_depends_on_the_directml_version(version, valid):
+    report = dmltile.validate(WRAPPED, directml=version)
+    assert report.valid == valid
+    assert ("DML112" in report.codes) == valid and ("DML105" in report.codes) == (not valid)
+    assert not dmltile.validate(WRAPPED).valid  # without a version: the real extent decides
+
+
+def test_a_version_implies_its_max_level_and_refuses_a_higher_one():
+    doc = dmltile.tile_desc([2, 3], [2, 2]).to_dict()
+    assert dmltile.validate(doc, directml="1.9.1").feature_level.dotted == "5.0"
+    assert dmltile.validate(doc, "3.1", directml="1.9.1").feature_level.dotted == "3.1"
+    above = dmltile.validate(doc, "6.1", directml="1.9.1")
+    assert not above.valid and above.codes == ["DML305"] and "5.0" in above.issues[0].message
+
+
+def test_an_unknown_version_names_the_measured_ones():
+    report = dmltile.validate(dmltile.tile_desc([2], [2]), directml="9.9")
+    assert not report.valid and report.codes == ["DML305"] and "1.15.4" in report.issues[0].message
+
+
+def test_min_feature_level_stays_within_the_version():
+    float64 = dmltile.tile_desc([2, 3], [2, 2], "FLOAT64")
+    assert dmltile.min_feature_level(float64, directml="1.9.1").dotted == "5.0"
+    assert dmltile.min_feature_level(float64, directml="1.5.1") is None  # max level 3.1: no FLOAT64
+    assert dmltile.min_feature_level(WRAPPED, directml="1.9.1").dotted == "1.0"
+    assert dmltile.min_feature_level(WRAPPED) is None
