@@ -88,7 +88,9 @@ def wrapped_minimum(t: BufferTensorDesc, version: DirectmlVersion) -> int:
 
 
 def _index_fits(t: BufferTensorDesc) -> bool:
-    strides = t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
+    strides = (
+        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
+    )
     return sum((s - 1) * st for s, st in zip(t.sizes, strides, strict=True)) < UINT32_WRAP
 
 
