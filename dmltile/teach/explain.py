@@ -116,8 +116,8 @@ def explain(
         )
     out = expected_output_sizes(desc)
     summary = WHAT_TILE_DOES + (
-        f" Here an input of DataType {desc.input.data_type.name} and Sizes {list(desc.input.sizes)} repeated {list(desc.repeats)} "
-        f"times becomes an output of Sizes {list(out)}."
+        f" Here an input of DataType {desc.input.data_type.name} and Sizes {list(desc.input.sizes)} "
+        f"repeated {list(desc.repeats)} times becomes an output of Sizes {list(out)}."
         if out is not None
         else ""
     )
