@@ -27,7 +27,7 @@ CSS = """
 .dmltile table.grid td,.dmltile table.grid th{font:12px ui-monospace,Menlo,Consolas,monospace;
  text-align:center;padding:0}
 .dmltile table.grid th{color:#777;font-weight:normal;padding:0 4px}
-.dmltile .cell{min-width:2.6em;height:1.8em;color:#fff;font-weight:bold;cursor:default;
+.dmltile .cell{min-width:3.2em;height:2.1em;color:#fff;font-weight:bold;cursor:default;
  box-shadow:inset 0 0 0 1px #fff}
 .dmltile .elide{background:#f0f0f0;color:#777;font-weight:normal}
 .dmltile .bl{border-left:2px solid #222}.dmltile .br{border-right:2px solid #222}
@@ -235,6 +235,9 @@ def explanation_html(ex: Explanation, model: Picture | None = None, with_assets:
     if ex.desc is None:
         out.append("</div>")
         return "".join(out)
+    if model is None:
+        model = build_picture(ex.desc, ex.mapping.output_index if ex.mapping is not None else None)
+    out.append("<h2>Picture</h2>" + picture_html(model))
     if ex.levels:
         out.append("<h2>Feature levels</h2><table class='levels'>")
         for v in ex.levels:
@@ -250,9 +253,7 @@ def explanation_html(ex: Explanation, model: Picture | None = None, with_assets:
         out.append(f'<pre class="size {"ok" if d.ok else "bad"}">' + escape("\n".join(d.steps)) + "</pre>")
     if ex.mapping is not None:
         out.append("<h2>Index mapping</h2><pre>" + escape("\n".join(ex.mapping.steps)) + "</pre>")
-    if model is None:
-        model = build_picture(ex.desc, ex.mapping.output_index if ex.mapping is not None else None)
-    out.append("<h2>Picture</h2>" + picture_html(model) + "</div>")
+    out.append("</div>")
     return "".join(out)
 
 
