@@ -54,7 +54,7 @@ SCRIPT = """
     var el = e.target.closest ? e.target.closest('[data-out]') : null;
     if (!el) return;
     var root = el.closest('.dmltile'); if (!root) return;
-    root.querySelectorAll('.hl-in,.hl-out').forEach(function(x){x.classList.remove('hl-in','hl-out');});
+    root.querySelectorAll('.hl,.hl-in,.hl-out').forEach(function(x){x.classList.remove('hl','hl-in','hl-out');});
     var out = el.dataset.out, src = el.dataset.src, ob = el.dataset.ob, ib = el.dataset.ib;
     root.querySelectorAll('.grid-output [data-out]').forEach(function(x){
       if (x.dataset.out === out) x.classList.add('hl-out'); });
