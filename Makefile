@@ -25,7 +25,7 @@ lint: $(STAMP)
 # when missing; selenium from PyPI); refreshes the README's screenshots in docs/.
 browser: $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
-	  { apt-get update && apt-get install -y chromium chromium-driver; }
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx,browser]'
 	DMLTILE_SCREENSHOT_DIR=docs $(BIN)/python -m pytest -q tests/teach/test_browser.py
 

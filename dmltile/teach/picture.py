@@ -431,12 +431,14 @@ def build_strip(
     offsets = element_offsets(sizes, strides)
     slots = max(-(-total // elem), int(offsets.max()) + 1 if offsets.size else 0)
     counts = np.bincount(offsets, minlength=slots)
-    first = np.full(slots, -1, dtype=np.int64)
-    first[offsets[::-1]] = np.arange(offsets.size - 1, -1, -1)
     in_slots = -(-total // elem)
 
+    order = np.argsort(offsets, kind="stable")
+    ordered = offsets[order]
+
     def indices_at(slot: int, limit: int = 4) -> tuple[Index, ...]:
-        flat = np.flatnonzero(offsets == slot)[:limit]
+        lo = int(np.searchsorted(ordered, slot, side="left"))
+        flat = order[lo : min(lo + limit, int(np.searchsorted(ordered, slot, side="right")))]
         return tuple(tuple(int(v) for v in np.unravel_index(int(f), sizes)) for f in flat)
 
     hl_slot = None

@@ -24,7 +24,9 @@ import pytest
 
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, SCRIPT, invoke
 
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install -e '.[browser]')")
+webdriver = pytest.importorskip(
+    "selenium.webdriver", reason="selenium is not installed (pip install -e '.[browser]')"
+)
 from selenium.webdriver.chrome.service import Service  # noqa: E402
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -143,7 +145,11 @@ def test_html_page_hover_highlights_the_source_element_and_both_bytes(browser, t
     result = invoke("explain", example, "--html", page)
     assert result.exit_code == 0, result.stderr
     text = page.read_text()
-    assert "<script src" not in text and "<link" not in text and "://" not in text.replace("http://www.w3.org", "")
+    assert (
+        "<script src" not in text
+        and "<link" not in text
+        and "://" not in text.replace("http://www.w3.org", "")
+    )
     ins, outs, _reps, in_strides, out_strides = _document(example)
     browser.get(page.as_uri())
     for out in hovered:
@@ -161,7 +167,10 @@ def test_html_page_hover_highlights_the_source_element_and_both_bytes(browser, t
         assert attrs(browser, ".strip-input .hl-in", "data-start") == [str(_byte(src, ins, in_strides))]
         assert attrs(browser, ".strip-output .hl-out", "data-start") == [str(_byte(out, outs, out_strides))]
         info = browser.find_element(By.CSS_SELECTOR, ".dt-info").text
-        assert f"at byte {_byte(out, outs, out_strides)}" in info and f"input [{','.join(map(str, src))}]" in info
+        assert (
+            f"at byte {_byte(out, outs, out_strides)}" in info
+            and f"input [{','.join(map(str, src))}]" in info
+        )
     # Look at it: the hovered input cell is drawn with its black outline, an unlit one is not.
     lit = browser.find_element(By.CSS_SELECTOR, ".grid-input .hl-in")
     unlit = next(e for e in browser.find_elements(By.CSS_SELECTOR, ".grid-input [data-in]") if e != lit)
@@ -261,7 +270,9 @@ def test_playground_edits_update_the_verdict_hints_and_pictures(browser, playgro
     cell = browser.find_element(By.CSS_SELECTOR, '#result .grid-output [data-out="0,0,4,7"]')
     hover(browser, cell)
     assert attrs(browser, "#result .grid-input .hl-in", "data-in") == ["0,0,0,1"]
-    assert attrs(browser, "#result .strip-input .hl-in", "data-start") == ["4"]  # strides [0,0,0,1]: element 1
+    assert attrs(browser, "#result .strip-input .hl-in", "data-start") == [
+        "4"
+    ]  # strides [0,0,0,1]: element 1
     # Look at it: the verdict box is drawn green for a valid descriptor.
     status = png_pixels(browser.find_element(By.ID, "status").screenshot_as_png)
     assert has_colour(status, (0xE3, 0xF4, 0xE6), 12) and not has_colour(status, (0xFD, 0xE7, 0xEA), 12)
