@@ -147,7 +147,9 @@ def picture(
         Text(f"{model.output_grid.slice_text} (each outlined block is one copy of the input)"),
         grid_text(model.output_grid, width),
     ]
-    parts.append(Text("Memory: the buffers byte by byte, one slot per element", style="bold"))
+    parts.append(
+        Text("Memory: the buffers byte by byte, one slot per element, named by the input element it holds")
+    )
     for strip in (model.input_strip, model.output_strip):
         if strip is None:
             continue

@@ -164,7 +164,10 @@ def to_svg(model: Picture, title: str = "dmltile picture", max_width: float = 98
         _grid(c, model.input_grid, cell_w)
         c.line(f"{model.output_grid.slice_text}: each outlined block is one copy of the input", bold=True)
         _grid(c, model.output_grid, cell_w)
-        c.line("Memory: the buffers byte by byte, one slot per element", bold=True)
+        c.line(
+            "Memory: the buffers byte by byte, one slot per element, named by the input element it holds",
+            bold=True,
+        )
         for strip in (model.input_strip, model.output_strip):
             if strip is not None:
                 _strip(c, strip, cell_w, max_width)
