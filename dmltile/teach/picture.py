@@ -328,7 +328,7 @@ def build_picture(
                 idx = tuple(full)
                 src = input_index(idx, ins)
                 offset = None
-                if strides is not None:
+                if strides is not None and elem_bytes:
                     offset = sum(a * s for a, s in zip(idx, strides, strict=True)) * elem_bytes
                 hl = (o_idx == idx) if name == "output" else (i_idx == idx)
                 line.append(Cell(idx, src, label(src), colour(src), hl, offset))
@@ -360,14 +360,24 @@ def build_picture(
     picture.input_strip = build_strip(
         "input", desc.input, ins, label, colour, i_idx, strip_slots, math.prod(reps)
     )
+    if picture.input_strip is None:
+        picture.notes.append(f"The input buffer is not drawn: {_no_strip(desc.input)}.")
     if tuple(desc.output.sizes) == out_sizes:
         picture.output_strip = build_strip("output", desc.output, ins, label, colour, o_idx, strip_slots)
+        if picture.output_strip is None:
+            picture.notes.append(f"The output buffer is not drawn: {_no_strip(desc.output)}.")
     else:
         picture.notes.append(
             f"The output buffer is not drawn: OutputTensor.Sizes is {list(desc.output.sizes)}, "
             f"not the {list(out_sizes)} Tile writes (DML205)."
         )
     return picture
+
+
+def _no_strip(t: BufferTensorDesc) -> str:
+    if t.strides is not None and len(t.strides) != len(t.sizes):
+        return f"its Strides has {len(t.strides)} values for {len(t.sizes)} Sizes (DML103)"
+    return f"{t.data_type.name} elements are not whole bytes"
 
 
 def _strides_or_none(t: BufferTensorDesc) -> Index | None:
