@@ -480,9 +480,12 @@ def build_strip(
             segments.append(Segment(start, length, "padding", label=""))
             continue
         idxs = indices_at(s)
-        src = input_index(idxs[0], input_sizes) if name == "output" else idxs[0]
-        kind = "outside" if s >= in_slots else "shared" if n > 1 else "element"
         hl = highlight is not None and s == hl_slot
+        if hl and highlight not in idxs:  # name the highlighted one among those sharing the slot
+            idxs = (highlight, *idxs[:3])
+        first = highlight if hl and highlight is not None else idxs[0]
+        src = input_index(first, input_sizes) if name == "output" else first
+        kind = "outside" if s >= in_slots else "shared" if n > 1 else "element"
         segments.append(Segment(start, length, kind, idxs, n, src, label(src), colour(src), hl))
 
     addressed = int(np.count_nonzero(counts[:in_slots])) * elem

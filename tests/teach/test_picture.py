@@ -105,8 +105,13 @@ def test_grid_model_shows_the_tiling_truthfully(data):
     if index is None:
         assert highlighted_out == [] and highlighted_in == []
     else:
-        assert highlighted_out == [tuple(index)]
-        assert highlighted_in == [tuple(o % s for o, s in zip(index, sizes, strict=True))]
+        src = tuple(o % s for o, s in zip(index, sizes, strict=True))
+        assert highlighted_out == [tuple(index)] and highlighted_in == [src]
+        for strip, idx, shape in ((model.input_strip, src, sizes), (model.output_strip, index, out_sizes)):
+            if strip.segments:  # (not computed above a million elements)
+                lit = [(seg.start, seg.label) for seg in strip.segments if seg.highlight]
+                label = ",".join(str(src[k]) for k in range(n) if sizes[k] > 1) or str(src[-1])
+                assert lit == [(int(np.ravel_multi_index(idx, shape)) * 4, label)]
     if index is None:  # (a highlighted element may add a column past the width)
         for line in to_text(picture(model), width=300).splitlines():
             if "│" in line and "byte" not in line:
