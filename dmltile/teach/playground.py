@@ -27,13 +27,13 @@ from .picture import Picture, build_picture
 MAX_BODY = 256 * 1024
 
 
-def _doc(sizes, repeats, dtype="FLOAT32", strides=None, out_sizes=None) -> dict:
+def _doc(sizes, repeats, dtype="FLOAT32", strides=None) -> dict:
+    """A correct descriptor with its byte sizes left out (the form shows them as "computed", so
+    editing sizes or the data type never leaves a stale byte size behind)."""
     d = tile_desc(sizes, repeats, dtype=dtype).to_dict()
-    if strides is not None:
-        d["Desc"]["InputTensor"]["Desc"]["Strides"] = strides
-        d["Desc"]["InputTensor"]["Desc"].pop("TotalTensorSizeInBytes")
-    if out_sizes is not None:
-        d["Desc"]["OutputTensor"]["Desc"]["Sizes"] = out_sizes
+    d["Desc"]["InputTensor"]["Desc"]["Strides"] = strides
+    for tensor in ("InputTensor", "OutputTensor"):
+        d["Desc"][tensor]["Desc"].pop("TotalTensorSizeInBytes")
     return d
 
 
@@ -48,6 +48,7 @@ EXERCISES: list[dict[str, Any]] = [
         "document": _doc([2, 1, 3], [3, 1, 1]),
         "level": "6.4",
         "kind": "guess",
+        "hide": ["result", "output"],
     },
     {
         "id": "valid-1.0",
@@ -66,6 +67,7 @@ EXERCISES: list[dict[str, Any]] = [
         "document": _doc([1, 2, 2, 3], [1, 1, 2, 2], strides=[0, 0, 4, 1]),
         "level": "6.4",
         "kind": "guess",
+        "hide": ["result"],
     },
     {
         "id": "broadcast",
@@ -212,7 +214,7 @@ fieldset{border:1px solid #ccc;margin:.6em 0;padding:.3em .7em .7em}legend{font-
 .exercise{border:1px solid #ccd;border-radius:4px;padding:.4em .6em;margin:.4em 0;background:#f7f8fc}
 .exercise button{margin-top:.3em}#exercise-box{background:#fff8e1;border:1px solid #e0c060;padding:.6em;
  border-radius:4px;margin-bottom:.8em;display:none}
-#result.veiled{filter:blur(7px);user-select:none}
+body.veil-result #result,body.veil-result #hints,body.veil-output #out-fieldset{filter:blur(7px);user-select:none}
 pre#doc-json{font-size:11px;background:#f5f5f5;padding:.4em;max-height:14em;overflow:auto}
 """
 
@@ -276,16 +278,19 @@ function update(guess){
     if (r.exercise && (r.exercise.message || r.exercise.solved)) $('exercise-status').textContent = r.exercise.message;
   });
 }
+function veil(parts){
+  ['result', 'output'].forEach(function(p){ document.body.classList.toggle('veil-' + p, parts.indexOf(p) >= 0); });
+}
 function schedule(){ clearTimeout(timer); timer = setTimeout(function(){ update(); }, 200); }
 function loadExercise(n){
-  current = EXERCISES[n]; revealed = false;
+  current = EXERCISES[n]; revealed = false; veil([]);
   fillForm(current.document, current.level);
   $('exercise-box').style.display = 'block';
   $('exercise-title').textContent = current.title; $('exercise-text').textContent = current.text;
   $('exercise-status').textContent = '';
   $('guess-row').style.display = current.kind === 'guess' ? 'block' : 'none';
   $('guess').value = '';
-  $('result').className = current.kind === 'guess' ? 'veiled' : '';
+  veil(current.hide || []);
   update();
 }
 document.addEventListener('DOMContentLoaded', function(){
@@ -302,7 +307,7 @@ document.addEventListener('DOMContentLoaded', function(){
     });
   });
   $('reveal').addEventListener('click', function(ev){
-    ev.preventDefault(); revealed = true; $('result').className = ''; update($('guess').value);
+    ev.preventDefault(); revealed = true; veil([]); update($('guess').value);
   });
   document.querySelectorAll('[data-exercise]').forEach(function(b){
     b.addEventListener('click', function(ev){ ev.preventDefault(); loadExercise(+b.dataset.exercise); }); });
@@ -336,7 +341,7 @@ def playground_page() -> str:
         + field("in-bytes", "TotalTensorSizeInBytes (empty = computed)", "computed")
         + "</fieldset>"
         + field("repeats", "Repeats", "1, 1, 3, 3")
-        + "<fieldset><legend>OutputTensor</legend>"
+        + '<fieldset id="out-fieldset"><legend>OutputTensor</legend>'
         + field("out-sizes", "Sizes", "1, 1, 6, 9")
         + field("out-strides", "Strides (empty = null, packed)", "packed")
         + field("out-bytes", "TotalTensorSizeInBytes (empty = computed)", "computed")

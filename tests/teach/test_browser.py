@@ -252,8 +252,8 @@ def test_playground_edits_update_the_verdict_hints_and_pictures(browser, playgro
     browser.find_element(By.ID, "match").click()
     _wait_text(browser, "status", "valid at 6.4")
     assert browser.find_element(By.ID, "out-sizes").get_attribute("value").replace(" ", "") == "1,1,6,9"
-    # INT64 at 1.0: the level's rules fire, and the lowest accepting level is named. The input's
-    # 24 bytes were written for FLOAT32: emptied, the byte size is computed for INT64.
+    # INT64 at 1.0: the level's rules fire, and the lowest accepting level is named (the input's
+    # byte size stays empty, so it is computed for INT64).
     _type(browser, "in-bytes", "")
     Select(browser.find_element(By.ID, "dtype")).select_by_visible_text("INT64")
     Select(browser.find_element(By.ID, "level")).select_by_visible_text("1.0")
@@ -287,11 +287,13 @@ def test_playground_exercises(browser, playground):
     # Predict the output size, then reveal.
     browser.find_element(By.ID, "ex-predict").click()
     _wait_text(browser, "exercise-title", "Predict")
-    assert "veiled" in browser.find_element(By.ID, "result").get_attribute("class")
+    veiled = browser.find_element(By.TAG_NAME, "body").get_attribute("class")
+    assert "veil-result" in veiled and "veil-output" in veiled  # the answer is hidden until revealed
+    assert "blur" in browser.find_element(By.ID, "out-fieldset").value_of_css_property("filter")
     _type(browser, "guess", "6, 1, 3")
     browser.find_element(By.ID, "reveal").click()
     assert "Right!" in _wait_text(browser, "exercise-status", "Right")
-    assert "veiled" not in (browser.find_element(By.ID, "result").get_attribute("class") or "")
+    assert "veil" not in (browser.find_element(By.TAG_NAME, "body").get_attribute("class") or "")
     # Make this descriptor valid at 1.0: 4-D FLOAT32, output to match.
     browser.find_element(By.ID, "ex-valid-1.0").click()
     _wait_text(browser, "status", "INVALID at 1.0")
