@@ -481,9 +481,11 @@ def build_strip(
             continue
         idxs = indices_at(s)
         hl = highlight is not None and s == hl_slot
-        if hl and highlight not in idxs:  # name the highlighted one among those sharing the slot
-            idxs = (highlight, *idxs[:3])
-        first = highlight if hl and highlight is not None else idxs[0]
+        first = idxs[0]
+        if hl and highlight is not None:  # name the highlighted one among those sharing the slot
+            first = highlight
+            if highlight not in idxs:
+                idxs = (highlight, *idxs[:3])
         src = input_index(first, input_sizes) if name == "output" else first
         kind = "outside" if s >= in_slots else "shared" if n > 1 else "element"
         segments.append(Segment(start, length, kind, idxs, n, src, label(src), colour(src), hl))
