@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 LINTED := dmltile tests bench docs examples
 
-.PHONY: test lint demo bench clean directml directml-live
+.PHONY: test lint demo bench browser clean directml directml-live
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,14 @@ lint: $(STAMP)
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy
+
+# The HTML page and the playground in headless Chromium (Debian's chromium + chromium-driver, via apt
+# when missing; selenium from PyPI); refreshes the README's screenshots in docs/.
+browser: $(STAMP)
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx,browser]'
+	DMLTILE_SCREENSHOT_DIR=docs $(BIN)/python -m pytest -q tests/teach/test_browser.py
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from ..errors import InputError
 from ..teach.explain import explain, map_index
-from ..teach.render import picture, render
+from ..teach.html import explanation_page
+from ..teach.picture import build_picture
+from ..teach.render import render
+from ..teach.svg import to_svg
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text
 from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise fail(f"{option} {path}: cannot write ({e.strerror or e})") from None
+    console.print(f"{option.lstrip('-')} saved to {path}", highlight=False)
 
 
 @app.command("explain")
@@ -30,14 +39,22 @@ def explain_cmd(
         "-i",
         help="An output index, e.g. 0,0,4,7: which input element it copies, and the byte offsets.",
     ),
-    svg: Path | None = typer.Option(None, "--svg", help="Also save the picture as an SVG file."),
+    svg: Path | None = typer.Option(
+        None, "--svg", help="Also draw the picture (grids and buffers) as an SVG file."
+    ),
+    html: Path | None = typer.Option(
+        None,
+        "--html",
+        help="Also write one self-contained HTML page: hover an output element to see its source and bytes.",
+    ),
 ) -> None:
     """Explain a Tile descriptor: every field, the output sizes, the byte sizes step by step, the
-    feature levels that accept it, and a picture of which input element each output element copies.
+    feature levels that accept it, and a picture of which input element each output element copies,
+    with both buffers byte by byte.
 
     Exit status: 0 valid at the level, 1 invalid (still explained), 2 unreadable input or bad options.
 
-    Example: dmltile explain examples/doc_example.json --index 0,0,4,7
+    Example: dmltile explain examples/doc_example.json --index 0,0,4,7 --html tile.html
     """
     level = parse_level(feature_level)
     out_index = int_list(index, "--index") if index is not None else None
@@ -54,13 +71,13 @@ def explain_cmd(
             ex.mapping = map_index(ex.desc, out_index)
         except ValueError as e:
             raise fail(str(e)) from None
-    console.print(render(ex))
-    if svg is not None and ex.desc is not None:
-        recorder = Console(record=True, file=io.StringIO(), width=100)
-        recorder.print(picture(ex.desc))
-        try:
-            recorder.save_svg(str(svg), title=f"dmltile explain {file.name}")
-        except OSError as e:
-            raise fail(f"--svg {svg}: cannot write ({e.strerror or e})") from None
-        console.print(f"picture saved to {svg}", highlight=False)
+    # The picture model is built once; the terminal, the SVG and the HTML page all draw it.
+    model = None
+    if ex.desc is not None:
+        model = build_picture(ex.desc, out_index, max_width=max(60, min(console.width, 140)))
+    console.print(render(ex, model))
+    if svg is not None and model is not None:
+        _write(svg, to_svg(model, title=f"dmltile explain {file.name}"), "--svg")
+    if html is not None:
+        _write(html, explanation_page(ex, model, title=f"dmltile explain {file.name}"), "--html")
     raise typer.Exit(EXIT_OK if ex.report.valid else EXIT_INVALID)

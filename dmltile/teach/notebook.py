@@ -18,6 +18,7 @@ from rich.text import Text
 from ..core.operator import OperatorDesc
 from ..validate.report import ValidationReport
 from .explain import Explanation
+from .html import explanation_html
 from .render import render, to_text
 
 
@@ -84,7 +85,7 @@ def short_repr(obj: Any) -> str:
 
 def register_displays() -> None:
     """Give OperatorDesc and ValidationReport an HTML table, a rich table and a one-line repr, and
-    Explanation its rich rendering and plain text."""
+    Explanation its rich rendering, plain text and interactive HTML view."""
     # Display hooks patched onto classes from modules that cannot import this one (lower layers, and
     # explain.py, which render.py imports): the type system has no way to declare attributes and
     # methods added at run time, hence the ignores.
@@ -94,10 +95,16 @@ def register_displays() -> None:
         cls.__repr__ = short_repr  # type: ignore[method-assign]
     Explanation.__rich__ = _explanation_rich  # type: ignore[attr-defined]
     Explanation.__str__ = _explanation_text  # type: ignore[method-assign, assignment]
+    Explanation._repr_html_ = _explanation_html  # type: ignore[attr-defined]
 
 
 def _explanation_rich(ex: Explanation) -> RenderableType:
     return render(ex)
+
+
+def _explanation_html(ex: Explanation) -> str:
+    """The same page as ``dmltile explain --html`` (grids, buffers, hover), for Jupyter."""
+    return explanation_html(ex)
 
 
 def _explanation_text(ex: Explanation) -> str:

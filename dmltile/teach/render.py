@@ -4,7 +4,7 @@ which input element every output element copies."""
 from __future__ import annotations
 
 import io
-import math
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -14,109 +14,153 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.operator import OperatorDesc
-from .explain import Explanation, expected_output_sizes, rule_text
-
-# Background colours for input elements; neighbours differ strongly so repeated blocks stand out.
-PALETTE = [
-    "red3",
-    "green3",
-    "dodger_blue2",
-    "gold3",
-    "magenta3",
-    "dark_cyan",
-    "orange3",
-    "medium_purple",
-    "chartreuse3",
-    "deep_pink3",
-    "steel_blue",
-    "light_salmon3",
-]
+from .explain import Explanation, rule_text
+from .picture import PALETTE, Axis, Cell, Grid, Picture, Segment, Strip, build_picture, key
 
 
-def _last_two(values) -> tuple[int, int]:
-    """(rows, columns) of a tensor's last two axes; a 1-D tensor is one row."""
-    values = list(values)
-    return (1, values[-1]) if len(values) == 1 else (values[-2], values[-1])
+def _block_ids(axis: Axis) -> list[object]:
+    """Which copy each drawn position belongs to; an elision between two copies is its own block."""
+    ids: list[object] = []
+    for p, t in enumerate(axis.ticks):
+        if t is not None:
+            ids.append(axis.copy_of(t))
+            continue
+        before, after = axis.ticks[p - 1], axis.ticks[p + 1]
+        assert before is not None and after is not None
+        same = axis.copy_of(before) == axis.copy_of(after)
+        ids.append(axis.copy_of(before) if same else ("gap", p))
+    return ids
 
 
-def _label(r: int, c: int, one_d: bool, width: int) -> str:
-    return (str(c) if one_d else f"{r},{c}").center(width)
+def _cell_text(cell: Cell, width: int) -> Text:
+    if cell.index is None:
+        return Text(" " + "…".center(width) + " ", style="dim")
+    left, right = ("[", "]") if cell.highlight else (" ", " ")
+    style = f"bold white on {PALETTE[cell.colour]}" + (" underline" if cell.highlight else "")
+    return Text(left + cell.label.center(width) + right, style=style)
+
+
+def grid_text(grid: Grid, width: int) -> Text:
+    """One grid with box lines around every copy of the input, coordinates along the top and left."""
+    cols, rows = _block_ids(grid.cols), _block_ids(grid.rows)
+    cell_w = width + 2
+    lead_w = max(len(str(grid.rows.size - 1)), 1) + 1
+    starts = [p for p in range(len(cols)) if p == 0 or cols[p] != cols[p - 1]]
+
+    def rule(left: str, mid: str, right: str) -> str:
+        parts = []
+        for n, p in enumerate(starts):
+            end = starts[n + 1] if n + 1 < len(starts) else len(cols)
+            parts.append("─" * (cell_w * (end - p)))
+        return " " * lead_w + left + mid.join(parts) + right
+
+    text = Text()
+    head = " " * (lead_w + 1)
+    for p, t in enumerate(grid.cols.ticks):
+        if p and p in starts:
+            head += " "
+        head += ("…" if t is None else str(t)).center(cell_w)
+    text.append(head.rstrip() + "\n", style="dim")
+    text.append(rule("┌", "┬", "┐") + "\n")
+    for r, line in enumerate(grid.cells):
+        if r and rows[r] != rows[r - 1]:
+            text.append(rule("├", "┼", "┤") + "\n")
+        t = grid.rows.ticks[r]
+        coord = "" if grid.rows.dim is None else ("⋮" if t is None else str(t))
+        text.append(coord.rjust(lead_w - 1) + " ", style="dim")
+        text.append("│")
+        for p, cell in enumerate(line):
+            if p and p in starts:
+                text.append("│")
+            text.append_text(_cell_text(cell, width))
+        text.append("│\n")
+    text.append(rule("└", "┴", "┘"))
+    return text
+
+
+def _marker(seg: Segment) -> str:
+    if seg.kind == "gap":
+        return f"+{seg.length}B"
+    if seg.kind == "padding":
+        return "pad"
+    if seg.kind == "outside":
+        return "past end"
+    if seg.kind == "shared":
+        return f"×{seg.count}"
+    return ""
+
+
+def strip_text(strip: Strip, width: int, max_width: int) -> Text:
+    """A buffer as rows of element slots, each row starting with its byte offset; under the slots,
+    ×n where n elements share one, pad where none is, +nB for bytes left out of the drawing."""
+    cell_w = max(width + 2, 5)
+    lead_w = len(f"byte {strip.total_bytes}") + 1
+    text = Text()
+    lines: list[list[tuple[Segment, int]]] = [[]]
+    used = 0
+    for seg in strip.segments:
+        w = max(cell_w, len(_marker(seg)) + 1)
+        if lines[-1] and used + w > max_width - lead_w - 2:
+            lines.append([])
+            used = 0
+        lines[-1].append((seg, w))
+        used += w
+    for line in lines:
+        text.append(f"byte {line[0][0].start}".ljust(lead_w) + "│", style="dim")
+        for seg, w in line:
+            if seg.kind == "gap":
+                text.append("…".center(w), style="dim")
+            elif seg.kind == "padding":
+                text.append("·" * w, style="dim")
+            else:
+                left, right = ("[", "]") if seg.highlight else (" ", " ")
+                style = f"bold white on {PALETTE[seg.colour]}" + (" underline" if seg.highlight else "")
+                text.append(left + seg.label.center(w - 2) + right, style=style)
+        text.append("│\n", style="dim")
+        marks = [(_marker(seg), w) for seg, w in line]
+        if any(m for m, _ in marks):
+            text.append(
+                " " * (lead_w + 1) + "".join(m.center(w) for m, w in marks).rstrip() + "\n", style="dim"
+            )
+    return text
 
 
 def picture(
-    desc: OperatorDesc, max_rows: int = 12, max_cols: int = 18, max_width: int = 78
+    desc: OperatorDesc | Picture, index: Sequence[int] | None = None, max_width: int = 100
 ) -> RenderableType:
-    """The input's and the output's last two axes as grids. Each output cell names the input
-    element it copies (``row,col`` of the input, one colour per input element); every repeated
-    block of the input is outlined. Large outputs show their top-left corner."""
-    out = expected_output_sizes(desc)
-    if out is None:
-        return Text("No picture: Repeats and InputTensor.Sizes have different lengths.")
-    ins, reps = list(desc.input.sizes), list(desc.repeats)
-    if 0 in ins or 0 in reps:
-        return Text("No picture: a size or a repeat is 0, so the output has no elements.")
-    one_d = len(ins) == 1
-    in_r, in_c = _last_two(ins)
-    rep_r, rep_c = _last_two(reps)
-    out_r, out_c = in_r * rep_r, in_c * rep_c
-    width = len(_label(in_r - 1, in_c - 1, one_d, 0))
-    shown_r, shown_c = min(out_r, max_rows), min(out_c, max_cols)
-    while shown_c > 1 and shown_c * (width + 2) + math.ceil(shown_c / in_c) + 1 > max_width:
-        shown_c -= 1  # keep every grid line on one line of the terminal
-
-    def cell(r: int, c: int) -> Text:
-        colour = PALETTE[(r * in_c + c) % len(PALETTE)]
-        return Text(" " + _label(r, c, one_d, width) + " ", style=f"bold white on {colour}")
-
-    def block(rows: range, cols: range) -> Text:
-        text = Text()
-        for n, r in enumerate(rows):
-            if n:
-                text.append("\n")
-            for c in cols:
-                text.append_text(cell(r % in_r, c % in_c))
-        return text
-
-    source = Table(box=box.SQUARE, show_header=False, padding=0)
-    source.add_column()
-    source.add_row(block(range(min(in_r, shown_r)), range(min(in_c, shown_c))))
-
-    grid = Table(box=box.SQUARE, show_header=False, show_lines=True, padding=0)
-    blocks_r, blocks_c = math.ceil(shown_r / in_r), math.ceil(shown_c / in_c)
-    for _ in range(blocks_c):
-        grid.add_column()
-    for br in range(blocks_r):
-        grid.add_row(
-            *(
-                block(
-                    range(br * in_r, min((br + 1) * in_r, shown_r)),
-                    range(bc * in_c, min((bc + 1) * in_c, shown_c)),
-                )
-                for bc in range(blocks_c)
-            )
-        )
-
-    lead = ", ".join("0" for _ in ins[:-2])
-    where = f"[{lead}, :, :]" if lead else ""
-    notes = [
-        f"The last two axes of input{where} ({in_r}x{in_c}) and output{where} ({out_r}x{out_c}); "
-        f"cell 'r,c' copies input element [..., r, c]."
-        if not one_d
-        else f"input ({in_c}) and output ({out_c}); cell 'c' copies input element [c]."
+    """The picture model drawn for a terminal: the input and output grids (each outlined block is one
+    copy of the input; cells name the input element they copy, one colour per input element, the
+    ``index`` element and its source in [brackets]) and the memory view of both buffers."""
+    model = desc if isinstance(desc, Picture) else build_picture(desc, index, max_width=max_width)
+    if not model.drawable:
+        return Text(model.message)
+    assert model.input_grid is not None and model.output_grid is not None
+    width = max(len(c.label) for row in model.output_grid.cells for c in row)
+    parts: list[RenderableType] = [Text(" ".join(model.notes[:1] + [model.legend]))]
+    parts += [Text(n) for n in model.notes[1:]]
+    if model.highlight is not None:
+        o, i = model.highlight
+        parts.append(Text(f"[brackets]: output [{key(o)}] and the input element [{key(i)}] it copies."))
+    parts += [
+        Text(model.input_grid.slice_text),
+        grid_text(model.input_grid, width),
+        Text(f"{model.output_grid.slice_text} (each outlined block is one copy of the input)"),
+        grid_text(model.output_grid, width),
     ]
-    if (shown_r, shown_c) != (out_r, out_c) or shown_c < in_c:
-        notes.append(f"Showing the top-left {shown_r}x{shown_c} of the {out_r}x{out_c} output.")
-    return Group(
-        Text(" ".join(notes)),
-        Text("input"),
-        source,
-        Text("output (each outlined block is one copy of the input)"),
-        grid,
+    parts.append(
+        Text("Memory: the buffers byte by byte, one slot per element, named by the input element it holds")
     )
+    for strip in (model.input_strip, model.output_strip):
+        if strip is None:
+            continue
+        parts += [Text(note) for note in strip.notes]
+        if strip.segments:
+            parts.append(strip_text(strip, width, max_width))
+    return Group(*parts)
 
 
-def render(ex: Explanation) -> RenderableType:
-    """The whole explanation as one rich renderable."""
+def render(ex: Explanation, model: Picture | None = None) -> RenderableType:
+    """The whole explanation as one rich renderable (``model``: its picture, when already built)."""
     parts: list[RenderableType] = [Rule("What Tile does"), Text(ex.summary)]
     if ex.desc is None:
         parts += [Rule("Why it cannot be read"), _issues_table(ex.report.issues)]
@@ -193,7 +237,8 @@ def render(ex: Explanation) -> RenderableType:
 
     if ex.mapping is not None:
         parts += [Rule("Index mapping")] + [_line(step) for step in ex.mapping.steps]
-    parts += [Rule("Picture"), picture(ex.desc)]
+    index = ex.mapping.output_index if ex.mapping is not None else None
+    parts += [Rule("Picture"), picture(model if model is not None else build_picture(ex.desc, index))]
     return Group(*parts)
 
 

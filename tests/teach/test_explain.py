@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dmltile
 from dmltile.teach.explain import explain, map_index, size_derivation
-from dmltile.teach.render import picture, to_text
+from dmltile.teach.render import to_text
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke, no_traceback, script
 
 
@@ -104,47 +104,6 @@ def test_unreadable_and_unknown_level_exit_2(tmp_path):
 def test_unparseable_descriptor_is_explained_with_its_issues():
     result = invoke("explain", EXAMPLES / "invalid_missing_sizes.json")
     assert result.exit_code == 1 and "DML002" in result.stdout
-
-
-def _output_grid_labels(text: str) -> list[list[str]]:
-    """The 'r,c' labels of the output grid, row by row, read back from the picture's text."""
-    lines = text.split("output (each outlined block")[1].splitlines()
-    return [re.findall(r"\d+,\d+", line) for line in lines if re.search(r"\d+,\d+", line)]
-
-
-def test_picture_cells_match_numpy_tile_of_the_input_labels():
-    desc = dmltile.load(DOC_EXAMPLE)
-    labels = np.array([[f"{r},{c}" for c in range(3)] for r in range(2)])
-    assert _output_grid_labels(to_text(picture(desc))) == np.tile(labels, (3, 3)).tolist()
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3)), min_size=1, max_size=4))
-def test_picture_matches_numpy_tile_for_random_shapes(dims):
-    sizes, reps = [d[0] for d in dims], [d[1] for d in dims]
-    desc = dmltile.tile_desc(sizes, reps)
-    in_r, in_c = (1, sizes[-1]) if len(sizes) == 1 else sizes[-2:]
-    rep_r, rep_c = (1, reps[-1]) if len(reps) == 1 else reps[-2:]
-    text = to_text(picture(desc), width=200)
-    if len(sizes) == 1:
-        got = [
-            re.findall(r"\d+", line)
-            for line in text.split("output (each outlined block")[1].splitlines()
-            if re.search(r"\d", line)
-        ]
-        want = np.tile(np.array([str(c) for c in range(in_c)]), rep_c)[None, :].tolist()
-    else:
-        got = _output_grid_labels(text)
-        want = np.tile(
-            np.array([[f"{r},{c}" for c in range(in_c)] for r in range(in_r)]), (rep_r, rep_c)
-        ).tolist()
-    assert got == want
-
-
-def test_picture_of_a_large_output_is_clipped_and_says_so():
-    text = to_text(picture(dmltile.tile_desc([1, 1, 64, 64], [1, 1, 4, 4])))
-    assert "Showing the top-left 12x10 of the 256x256 output" in text
-    assert len(_output_grid_labels(text)) == 12
 
 
 @settings(max_examples=150, deadline=None)

@@ -1,0 +1,542 @@
+"""The picture of a Tile descriptor as data: which cells of the input and the output are drawn, their
+labels and colours, which are highlighted, and both buffers as strips of byte segments.
+
+``build_picture(desc, index)`` computes it once; ``render.py`` draws it in a terminal with rich,
+``svg.py`` as a vector drawing and ``html.py`` as an interactive page, all from the same model.
+
+What is drawn, and why:
+
+* **Grids.** Two axes of the output are drawn as rows and columns, chosen among the axes that are
+  tiled (``Repeats[k] > 1``), so every picture shows the copies. Along each drawn axis at least two
+  copies appear; long axes keep their first elements, their last ones and the ``index`` element,
+  and mark what they leave out with an elision cell (``None`` in ``Axis.ticks``). Every other axis is
+  held at the ``index`` element's value (0 without one). Each output cell names and is coloured
+  like the input element it copies (``o_k mod InputTensor.Sizes[k]``).
+* **Strips.** Each buffer is a row of element-sized slots from byte 0 to TotalTensorSizeInBytes:
+  a slot that one element occupies, a slot several elements share (a Stride of 0 in the input
+  reads one element many times; overlapping output strides write one slot several times), padding
+  no element occupies (never read, or never written), and elements that fall past the end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.operator import OperatorDesc
+from ..core.shape import input_index, tile_output_sizes
+from ..core.tensor import BufferTensorDesc, element_offsets
+
+# One colour per input element in memory (by its element offset, cycling); neighbours differ strongly.
+PALETTE = (
+    "#c62828",
+    "#2e7d32",
+    "#1565c0",
+    "#b8860b",
+    "#8e24aa",
+    "#00838f",
+    "#e65100",
+    "#5e35b1",
+    "#558b2f",
+    "#ad1457",
+    "#37474f",
+    "#6d4c41",
+)
+
+# Above this many elements in a tensor the strip is not computed (one int64 per element).
+STRIP_ELEMENT_LIMIT = 1 << 20
+
+Index = tuple[int, ...]
+
+
+def key(index: Sequence[int]) -> str:
+    """``(0, 0, 4, 7)`` -> ``"0,0,4,7"``: how an index is written in labels and HTML attributes."""
+    return ",".join(str(int(v)) for v in index)
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One drawn axis of a grid: the tensor dimension, and the coordinates shown along it in order
+    (``None`` marks an elision: the coordinates between its neighbours are left out)."""
+
+    dim: int | None  # None: the single row of a grid that draws one axis
+    ticks: tuple[int | None, ...]
+    copy_size: int  # InputTensor.Sizes[dim]: a copy of the input starts every copy_size coordinates
+    size: int  # the tensor's size along dim
+
+    def copy_of(self, tick: int) -> int:
+        return tick // self.copy_size
+
+    def skipped(self, position: int) -> tuple[int, int]:
+        """The first and last coordinate an elision at ``position`` leaves out."""
+        before = self.ticks[position - 1] if position > 0 else -1
+        after = self.ticks[position + 1] if position + 1 < len(self.ticks) else self.size
+        assert before is not None and after is not None
+        return before + 1, after - 1
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One drawn cell of a grid. ``index`` is None for an elision cell."""
+
+    index: Index | None
+    source: Index | None  # the input element it holds (an input cell holds itself)
+    label: str
+    colour: int  # index into PALETTE; -1 for an elision
+    highlight: bool = False
+    byte_offset: int | None = None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Two axes of one tensor, every other axis held at ``fixed``."""
+
+    name: str  # "input" or "output"
+    sizes: Index
+    rows: Axis
+    cols: Axis
+    fixed: Index  # the full index the grid is a slice through (drawn axes ignored)
+    cells: tuple[tuple[Cell, ...], ...]
+
+    @property
+    def slice_text(self) -> str:
+        """``output[0, 0, r, c]``: the slice drawn, with r and c for the drawn axes."""
+        parts = []
+        for k, v in enumerate(self.fixed):
+            parts.append("r" if k == self.rows.dim else "c" if k == self.cols.dim else str(v))
+        return f"{self.name}[{', '.join(parts)}]"
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A run of bytes in a buffer: one element slot, padding, or an elided stretch."""
+
+    start: int  # byte offset
+    length: int  # bytes
+    kind: str  # "element", "shared", "padding", "outside" (past TotalTensorSizeInBytes) or "gap"
+    indices: tuple[Index, ...] = ()  # the tensor's indices at these bytes (at most a few listed)
+    count: int = 0  # how many indices sit here in all
+    source: Index | None = None  # the input element the bytes hold
+    label: str = ""
+    colour: int = -1
+    highlight: bool = False
+
+
+@dataclass(frozen=True)
+class Strip:
+    """One buffer, from byte 0 to TotalTensorSizeInBytes (and past it, if elements fall outside)."""
+
+    name: str  # "input" or "output"
+    total_bytes: int
+    element_bytes: int
+    strides: Index  # in elements
+    segments: tuple[Segment, ...]
+    addressed_bytes: int
+    padding_bytes: int
+    shared_slots: int  # slots that more than one index reaches
+    outside_slots: int
+    notes: tuple[str, ...]
+
+
+@dataclass
+class Picture:
+    """Everything the three renderers draw. ``message`` alone means there is nothing to draw."""
+
+    message: str = ""
+    input_grid: Grid | None = None
+    output_grid: Grid | None = None
+    input_strip: Strip | None = None
+    output_strip: Strip | None = None
+    notes: list[str] = field(default_factory=list)
+    legend: str = ""
+    highlight: tuple[Index, Index] | None = None  # (output index, input index)
+    reads_per_element: int = 1  # every input element is read prod(Repeats) times
+
+    @property
+    def drawable(self) -> bool:
+        return self.output_grid is not None
+
+
+# -- choosing axes and ticks ------------------------------------------------------------------
+def choose_axes(input_sizes: Sequence[int], repeats: Sequence[int]) -> tuple[int | None, int]:
+    """(row dimension or None, column dimension): the tiled axes first (the last two if more than
+    two are tiled), then the largest-numbered axes with more than one element, then any."""
+    n = len(input_sizes)
+    picked = [k for k in range(n) if repeats[k] > 1][-2:]
+    for pool in (
+        [k for k in reversed(range(n)) if input_sizes[k] > 1 and repeats[k] == 1],
+        list(reversed(range(n))),
+    ):
+        for k in pool:
+            if len(picked) < 2 and k not in picked:
+                picked.append(k)
+    picked.sort()
+    return (None, picked[0]) if len(picked) == 1 else (picked[0], picked[1])
+
+
+def offsets_within(size: int, budget: int, must: int | None) -> list[int]:
+    """The coordinates of one copy that are drawn: all when they fit in ``budget``, else the first
+    and last ones (and ``must``)."""
+    if size <= budget:
+        chosen = set(range(size))
+    else:
+        head, tail = (budget + 1) // 2, budget // 2
+        chosen = set(range(head)) | set(range(size - tail, size))
+    if must is not None:
+        chosen.add(must)
+    return sorted(chosen)
+
+
+def copies_shown(repeat: int, must: int | None, most: int = 3) -> list[int]:
+    """Which copies along an axis are drawn: all up to ``most`` (3 or 2), else the first ``most - 1``
+    and the last (and the one holding ``must``): always at least two when the axis is tiled."""
+    chosen = set(range(repeat)) if repeat <= most else set(range(most - 1)) | {repeat - 1}
+    if must is not None:
+        chosen.add(must)
+    return sorted(chosen)
+
+
+def with_gaps(coords: Sequence[int]) -> tuple[int | None, ...]:
+    """Sorted coordinates with ``None`` wherever some are left out between two neighbours."""
+    ticks: list[int | None] = []
+    for n, c in enumerate(coords):
+        if n and c - coords[n - 1] > 1:
+            ticks.append(None)
+        ticks.append(c)
+    return tuple(ticks)
+
+
+def axis_ticks(
+    in_size: int, repeat: int, budget: int, must: int | None, most_copies: int = 3
+) -> tuple[tuple[int | None, ...], tuple[int | None, ...]]:
+    """(output ticks, input ticks) along one axis: shown copies x shown offsets, the same offsets
+    in the input, so every drawn output cell's source is drawn too."""
+    offsets = offsets_within(in_size, budget, None if must is None else must % in_size)
+    copies = copies_shown(repeat, None if must is None else must // in_size, most_copies)
+    out = [c * in_size + o for c in copies for o in offsets]
+    return with_gaps(out), with_gaps(offsets)
+
+
+# -- building -------------------------------------------------------------------------------
+def build_picture(
+    desc: OperatorDesc,
+    index: Sequence[int] | None = None,
+    max_width: int = 100,
+    max_rows: int = 14,
+    strip_slots: int = 64,
+) -> Picture:
+    """The picture model of ``desc``; ``index`` (an output index) is highlighted with its source.
+
+    ``max_width`` (characters) and ``max_rows`` bound the grids as a terminal draws them (a cell is
+    its label plus two spaces); ``strip_slots`` bounds the slots drawn per buffer. Never raises for
+    a bad descriptor: ``Picture.message`` says why nothing is drawn.
+    """
+    ins, reps = tuple(int(v) for v in desc.input.sizes), tuple(int(v) for v in desc.repeats)
+    try:
+        out_sizes = tile_output_sizes(ins, reps)
+    except ValueError:
+        return Picture(message="No picture: Repeats and InputTensor.Sizes have different lengths.")
+    if not ins:
+        return Picture(message="No picture: the input has no dimensions.")
+    if 0 in ins or 0 in reps:
+        return Picture(message="No picture: a size or a repeat is 0, so the output has no elements.")
+    o_idx: Index | None = None
+    if index is not None:
+        o_idx = tuple(int(v) for v in index)
+        if len(o_idx) != len(out_sizes) or any(not 0 <= v < n for v, n in zip(o_idx, out_sizes, strict=True)):
+            raise ValueError(f"index {list(o_idx)} is outside the output {list(out_sizes)}")
+    i_idx = input_index(o_idx, ins) if o_idx is not None else None
+
+    label_axes = [k for k in range(len(ins)) if ins[k] > 1] or [len(ins) - 1]
+    names = "abcdefgh"
+    legend_parts = []
+    for k in range(len(ins)):
+        legend_parts.append(names[label_axes.index(k)] if k in label_axes else "0")
+    legend = (
+        f"A cell '{','.join(names[: len(label_axes)])}' holds input"
+        f"[{', '.join(legend_parts)}]; one colour per input element in memory (elements that share "
+        "bytes share a colour)."
+    )
+
+    def label(src: Index) -> str:
+        return key([src[k] for k in label_axes])
+
+    # One colour per input memory slot: elements that share bytes (a Stride of 0) share a colour,
+    # so the grids show which output elements hold the same value.
+    in_strides_for_colour = _strides_or_none(desc.input)
+
+    def colour(src: Index) -> int:
+        if in_strides_for_colour is None:
+            return int(np.ravel_multi_index(src, ins)) % len(PALETTE)
+        return sum(a * s for a, s in zip(src, in_strides_for_colour, strict=True)) % len(PALETTE)
+
+    label_width = max(len(label(tuple(s - 1 for s in ins))), 1)
+    row_dim, col_dim = choose_axes(ins, reps)
+
+    def ticks_for(dim: int | None, budget: int, most: int = 3):
+        if dim is None:
+            return (0,), (0,)
+        return axis_ticks(ins[dim], reps[dim], budget, None if o_idx is None else o_idx[dim], most)
+
+    def tries(dim: int | None, cap: int) -> list[tuple[int, int]]:
+        """(copies at most, elements per copy) to try, the richest first."""
+        if dim is None:
+            return [(1, 1)]
+        rep, size = reps[dim], ins[dim]
+        mosts = sorted({min(rep, 8), min(rep, 3), min(rep, 2)}, reverse=True)
+        budgets = range(min(size, cap), min(size, 2) - 1, -1)
+        return [(m, b) for m in mosts for b in budgets] or [(2, 2)]
+
+    # Columns: the most copies and elements per copy that keep each grid line within max_width.
+    cell_w = label_width + 2
+    for most, budget in tries(col_dim, 16):
+        out_cols, in_cols = ticks_for(col_dim, budget, most)
+        if len(str(out_sizes[col_dim])) + 2 + len(out_cols) * (cell_w + 1) + 1 <= max_width:
+            break
+    for most, budget in tries(row_dim, max_rows):
+        out_rows, in_rows = ticks_for(row_dim, budget, most)
+        if len(out_rows) <= max_rows:
+            break
+
+    fixed_out = o_idx if o_idx is not None else tuple(0 for _ in ins)
+    fixed_in = input_index(fixed_out, ins)
+    in_strides = _strides_or_none(desc.input)
+    out_strides = _strides_or_none(desc.output) if tuple(desc.output.sizes) == out_sizes else None
+
+    def make_grid(name, sizes, rows, cols, fixed, strides, elem_bytes) -> Grid:
+        row_axis = Axis(
+            row_dim,
+            rows,
+            ins[row_dim] if row_dim is not None else 1,
+            sizes[row_dim] if row_dim is not None else 1,
+        )
+        col_axis = Axis(col_dim, cols, ins[col_dim], sizes[col_dim])
+        lines = []
+        for r in rows:
+            line = []
+            for c in cols:
+                if r is None or c is None:
+                    line.append(Cell(None, None, "…", -1))
+                    continue
+                full = list(fixed)
+                if row_dim is not None:
+                    full[row_dim] = r
+                full[col_dim] = c
+                idx = tuple(full)
+                src = input_index(idx, ins)
+                offset = None
+                if strides is not None and elem_bytes:
+                    offset = sum(a * s for a, s in zip(idx, strides, strict=True)) * elem_bytes
+                hl = (o_idx == idx) if name == "output" else (i_idx == idx)
+                line.append(Cell(idx, src, label(src), colour(src), hl, offset))
+            lines.append(tuple(line))
+        return Grid(name, sizes, row_axis, col_axis, fixed, tuple(lines))
+
+    elem_in = desc.input.data_type.bits // 8 if desc.input.data_type.bits % 8 == 0 else 0
+    elem_out = desc.output.data_type.bits // 8 if desc.output.data_type.bits % 8 == 0 else 0
+    input_grid = make_grid("input", ins, in_rows, in_cols, fixed_in, in_strides, elem_in)
+    output_grid = make_grid("output", out_sizes, out_rows, out_cols, fixed_out, out_strides, elem_out)
+
+    notes = [_axes_note(input_grid, output_grid, reps)]
+    others = [k for k in range(len(ins)) if reps[k] > 1 and k not in (row_dim, col_dim)]
+    if others:
+        notes.append(
+            "Also tiled, not drawn: "
+            + ", ".join(f"axis {k} ({reps[k]} copies of {ins[k]})" for k in others)
+            + f"; the picture is the slice at {key(fixed_out)}."
+        )
+
+    picture = Picture(
+        input_grid=input_grid,
+        output_grid=output_grid,
+        notes=notes,
+        legend=legend,
+        highlight=(o_idx, i_idx) if o_idx is not None and i_idx is not None else None,
+        reads_per_element=math.prod(reps),
+    )
+    picture.input_strip = build_strip(
+        "input", desc.input, ins, label, colour, i_idx, strip_slots, math.prod(reps)
+    )
+    if picture.input_strip is None:
+        picture.notes.append(f"The input buffer is not drawn: {_no_strip(desc.input)}.")
+    if tuple(desc.output.sizes) == out_sizes:
+        picture.output_strip = build_strip("output", desc.output, ins, label, colour, o_idx, strip_slots)
+        if picture.output_strip is None:
+            picture.notes.append(f"The output buffer is not drawn: {_no_strip(desc.output)}.")
+    else:
+        picture.notes.append(
+            f"The output buffer is not drawn: OutputTensor.Sizes is {list(desc.output.sizes)}, "
+            f"not the {list(out_sizes)} Tile writes (DML205)."
+        )
+    return picture
+
+
+def _no_strip(t: BufferTensorDesc) -> str:
+    if t.strides is not None and len(t.strides) != len(t.sizes):
+        return f"its Strides has {len(t.strides)} values for {len(t.sizes)} Sizes (DML103)"
+    return f"{t.data_type.name} elements are not whole bytes"
+
+
+def _strides_or_none(t: BufferTensorDesc) -> Index | None:
+    if t.strides is not None and len(t.strides) != len(t.sizes):
+        return None
+    return tuple(int(s) for s in t.effective_strides)
+
+
+def _axis_text(axis: Axis, reps: Sequence[int]) -> str:
+    if axis.dim is None:
+        return ""
+    n = reps[axis.dim]
+    copies = f"{n} copies of {axis.copy_size}" if n > 1 else "not tiled"
+    shown = [t for t in axis.ticks if t is not None]
+    left_out = axis.size - len(shown)
+    return (
+        f"axis {axis.dim} ({axis.size}: {copies}" + (f"; {left_out} left out at …" if left_out else "") + ")"
+    )
+
+
+def _axes_note(input_grid: Grid, output_grid: Grid, reps: Sequence[int]) -> str:
+    rows = _axis_text(output_grid.rows, reps)
+    cols = _axis_text(output_grid.cols, reps)
+    lead = f"Drawn: {output_grid.slice_text} and {input_grid.slice_text}; "
+    return lead + (f"rows along {rows}, columns along {cols}." if rows else f"columns along {cols}.")
+
+
+# -- strips ---------------------------------------------------------------------------------
+def build_strip(
+    name: str,
+    t: BufferTensorDesc,
+    input_sizes: Index,
+    label,
+    colour,
+    highlight: Index | None,
+    budget: int,
+    reads: int = 1,
+) -> Strip | None:
+    """The buffer of ``t`` as slots of one element each, and what sits in each; None when the
+    element size is not whole bytes or the strides do not fit the sizes."""
+    bits = t.data_type.bits
+    if bits == 0 or bits % 8 or (t.strides is not None and len(t.strides) != len(t.sizes)):
+        return None
+    elem = bits // 8
+    sizes = tuple(int(s) for s in t.sizes)
+    strides = tuple(int(s) for s in t.effective_strides)
+    total = int(t.total_tensor_size_in_bytes or 0)
+    byte_strides = [s * elem for s in strides]
+    head = (
+        f"{name} buffer: TotalTensorSizeInBytes {total} = {total // elem} slot"
+        + ("" if total // elem == 1 else "s")
+        + f" of {elem} bytes"
+        + (f" + {total % elem} bytes" if total % elem else "")
+        + f"; Strides {list(strides)} elements = {byte_strides} bytes"
+        + (" (packed)" if t.strides is None else "")
+        + "."
+    )
+    count_elements = math.prod(sizes)
+    if count_elements > STRIP_ELEMENT_LIMIT:
+        return Strip(name, total, elem, strides, (), 0, 0, 0, 0, (head, "Too many elements to draw."))
+    offsets = element_offsets(sizes, strides)
+    slots = max(-(-total // elem), int(offsets.max()) + 1 if offsets.size else 0)
+    counts = np.bincount(offsets, minlength=slots)
+    in_slots = -(-total // elem)
+
+    order = np.argsort(offsets, kind="stable")
+    ordered = offsets[order]
+
+    def indices_at(slot: int, limit: int = 4) -> tuple[Index, ...]:
+        lo = int(np.searchsorted(ordered, slot, side="left"))
+        flat = order[lo : min(lo + limit, int(np.searchsorted(ordered, slot, side="right")))]
+        return tuple(tuple(int(v) for v in np.unravel_index(int(f), sizes)) for f in flat)
+
+    hl_slot = None
+    if highlight is not None:
+        hl_slot = sum(a * s for a, s in zip(highlight, strides, strict=True))
+
+    # Which slots to draw: all if few, else the first and last ones and those around the highlight.
+    if slots <= budget:
+        shown = list(range(slots))
+    else:
+        keep = set(range(budget * 2 // 3)) | set(range(slots - budget // 6, slots))
+        last_used = int(offsets.max())
+        keep |= set(range(max(0, last_used - 1), min(slots, last_used + 2)))
+        if hl_slot is not None:
+            keep |= set(range(max(0, hl_slot - 2), min(slots, hl_slot + 3)))
+        shown = sorted(keep)
+
+    segments: list[Segment] = []
+    prev = -1
+    for s in shown:
+        if s - prev > 1:
+            start = (prev + 1) * elem
+            segments.append(Segment(start, s * elem - start, "gap", label="…"))
+        prev = s
+        start = s * elem
+        length = total - start if s == in_slots - 1 and total % elem else elem
+        n = int(counts[s])
+        if n == 0:
+            segments.append(Segment(start, length, "padding", label=""))
+            continue
+        idxs = indices_at(s)
+        hl = highlight is not None and s == hl_slot
+        first = idxs[0]
+        if hl and highlight is not None:  # name the highlighted one among those sharing the slot
+            first = highlight
+            if highlight not in idxs:
+                idxs = (highlight, *idxs[:3])
+        src = input_index(first, input_sizes) if name == "output" else first
+        kind = "outside" if s >= in_slots else "shared" if n > 1 else "element"
+        segments.append(Segment(start, length, kind, idxs, n, src, label(src), colour(src), hl))
+
+    addressed = int(np.count_nonzero(counts[:in_slots])) * elem
+    addressed = min(addressed, total)
+    padding = total - addressed
+    shared = int(np.count_nonzero(counts > 1))
+    outside = int(np.count_nonzero(counts[in_slots:]))
+    notes = [head]
+    if padding:
+        verb = "never read" if name == "input" else "never written (DirectML may overwrite them)"
+        trailing = max(0, total - (int(offsets.max()) + 1) * elem)
+        where = []
+        if padding - trailing:
+            where.append(f"{padding - trailing} between elements (the Strides leave gaps)")
+        if trailing:
+            where.append(f"{trailing} after the last element")
+        notes.append(f"Padding: {padding} of {total} bytes hold no element, {' and '.join(where)}: {verb}.")
+    if shared:
+        zero = [k for k, (s, st) in enumerate(zip(sizes, strides, strict=True)) if s > 1 and st == 0]
+        most = int(counts.max())
+        if name == "input":
+            why = f"Strides[{zero[0]}] = 0" if zero else "overlapping Strides"
+            notes.append(
+                f"Broadcast: {shared} slots hold up to {most} input elements each ({why}); Tile reads "
+                f"every input element {reads} times, so such a slot is read up to {most * reads} times."
+            )
+        else:
+            notes.append(
+                f"Overlap: {shared} slots are written by up to {most} output elements each "
+                "(overlapping Strides): which value stays there is not defined."
+            )
+    elif name == "input":
+        notes.append(f"Each input element sits in its own slot; Tile reads each one {reads} times.")
+    if outside:
+        notes.append(f"{outside} slots lie past TotalTensorSizeInBytes: the buffer is too small (DML105).")
+    return Strip(
+        name, total, elem, strides, tuple(segments), addressed, padding, shared, outside, tuple(notes)
+    )
+
+
+__all__ = [
+    "PALETTE",
+    "Axis",
+    "Cell",
+    "Grid",
+    "Picture",
+    "Segment",
+    "Strip",
+    "build_picture",
+    "choose_axes",
+    "key",
+]
