@@ -108,7 +108,9 @@ def test_every_status(model_path):
         "tile_graph_input": "dispatch-per-value",
         "branch/then_branch/tile_in_branch": "dispatch",
     }
-    assert all(r.feature_level == dmltile.FeatureLevel._6_4 for r in reports.values())  # the newest by default
+    assert all(
+        r.feature_level == dmltile.FeatureLevel._6_4 for r in reports.values()
+    )  # the newest by default
     d = reports["tile_dispatch"]
     assert (d.input_shape, d.input_type, d.repeats, d.output_shape) == ([2, 3], "float32", [2, 2], [4, 6])
     assert d.min_feature_level == dmltile.FeatureLevel._5_0 and d.min_directml == "1.8.0"
@@ -186,7 +188,10 @@ def test_reported_descriptors_compute_what_onnxruntime_computes(tmp_path):
             x = inputs[name].reshape(r.descriptor.input.sizes)
             got = dmltile.compile(r.descriptor, "5.0")(x).reshape(expected[out].shape)
             assert same_bits(got, expected[out])
-    assert reports["c"].descriptor.input.sizes == (3, 2)  # the size-1 output axis dropped, as the provider does
+    assert reports["c"].descriptor.input.sizes == (
+        3,
+        2,
+    )  # the size-1 output axis dropped, as the provider does
     assert CliRunner().invoke(app, ["check", str(path), "-l", "5.0"]).exit_code == 0
 
 
