@@ -97,7 +97,7 @@ def _print_node(r: TileNodeReport) -> None:
     if r.reason:
         lines.append(f"why: {r.reason}")
     if r.level_reason:
-        lines.append(f"at {r.feature_level.dotted}: {r.level_reason}")
+        lines.append(f"at {r.feature_level.dotted if r.feature_level else '?'}: {r.level_reason}")
     lines += [f"given: {s}" for s in r.supplied]
     lines += [f"warning: {w}" for w in r.warnings]
     for line in lines:

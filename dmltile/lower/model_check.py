@@ -183,6 +183,7 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
     problem = _structural_problem(node, opset)
     if problem:
         return _invalid(out, problem)
+    assert opset is not None  # _structural_problem says so otherwise
     version = tile_version(opset)
     rep.repeats_source = "; ".join(
         scope.constants[n].source if n in scope.constants else scope.runtime_source(n) for n in node.input[1:]
@@ -229,11 +230,13 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
             )
         except FrameworkError as e:
             return _invalid(out, str(e))
-        rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(plan._node.steps)
+        ft = plan._node
+        assert ft is not None  # lower() always keeps the framework's node
+        rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
         rep.output_shape = _symbolic_output(shape, rep.repeats) if symbolic else list(plan.output_shape)
-        out.reps = tuple(plan._node.effective_repeats)
+        out.reps = tuple(ft.effective_repeats)
         if not symbolic:
-            out.shape = tuple(plan._node.shape)
+            out.shape = tuple(ft.shape)
     elif values is not None and version != 1:
         rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
     kind = _judge_type(rep, version)
@@ -264,6 +267,11 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
         fix = []
         if values is None:
             fix.append(f"--repeats {name}=... gives the exact descriptor; an initializer would fuse it")
+            if "only a default" in rep.repeats_source:
+                fix.append(
+                    "the provider's partitioner finds names with GetInitializedTensor, which may see this default "
+                    "and fuse the node with it: feed other values only if you have checked that on your version"
+                )
         if symbolic:
             fix.append(
                 "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
@@ -337,6 +345,9 @@ def _at_level(node: _Node, level: FeatureLevel) -> TileNodeReport:
     if rep.framework != "onnx":
         return _directml_at_level(node, rep, level)
     if rep.status == "dispatch":
+        assert (
+            node.shape is not None and node.reps is not None and node.dtype is not None
+        )  # dispatch: all known
         plan = provider_plan(node.shape, node.reps, node.dtype, max(level, MIN_LEVEL))
         rep.steps += plan.steps
         rep.warnings += [f"{i.code} {i.message}" for i in plan.warnings]
@@ -362,6 +373,9 @@ def _at_level(node: _Node, level: FeatureLevel) -> TileNodeReport:
 def _directml_at_level(node: _Node, rep: TileNodeReport, level: FeatureLevel) -> TileNodeReport:
     """A layer of another framework (no onnxruntime provider): dmltile's own lowering at the level."""
     if rep.status == "dispatch":
+        assert (
+            node.shape is not None and node.reps is not None and node.dtype is not None
+        )  # dispatch: all known
         m = map_to_directml(node.shape, node.reps, node.dtype, level)
         rep.steps += m.steps
         rep.min_feature_level = lowest_dispatch_level(node.shape, node.reps, node.dtype)

@@ -126,7 +126,7 @@ def with_values(model, dims: dict[str, int] | None = None, inputs: dict[str, lis
     for vi in list(copy.graph.input) + list(copy.graph.value_info) + list(copy.graph.output):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
             for d in vi.type.tensor_type.shape.dim:
-                if d.dim_param in (dims or {}):
+                if dims and d.dim_param in dims:
                     d.dim_value = int(dims[d.dim_param])
     return copy
 

@@ -102,6 +102,7 @@ def analyse_ir(path: Any, dims: dict | None, inputs: dict | None, repeats: dict 
                 nodes.append(node)
                 continue
             ft = plan._node
+            assert ft is not None  # lower() always keeps the framework's node
             rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
             promoted = [1] * (len(ft.shape) - len(shape)) + list(shape)
             rep.output_shape = (
