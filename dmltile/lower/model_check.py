@@ -214,6 +214,8 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
     inferred_out, _ = scope.shape_and_type(node.output[0]) if node.output else (None, None)
     if inferred_out is not None:  # names onnx made up for unknown dims read as unknown
         inferred_out = ["?" if isinstance(d, str) and d.startswith("unk__") else d for d in inferred_out]
+    if inferred_out is not None and values is None and "only a default" in rep.repeats_source:
+        inferred_out = ["?"] * len(inferred_out)  # onnx inferred it from the default, callers may feed others
     rep.output_shape = inferred_out
     if values is not None and shape is not None:
         repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)

@@ -509,7 +509,10 @@ PROVIDER_SOURCES = {
     "RequiredCpuInputChanged values differ from that snapshot creates a local kernel for that run only)",
     "device": ORT_DML
     + "dml_provider_factory.cc @ b1436eb (CreateDMLDevice: DMLCreateDevice1(..., DML_FEATURE_LEVEL_5_0, ...); "
-    "DirectML 1.8.0 is the first with 5.0: learn.microsoft.com/windows/ai/directml/dml-version-history)",
+    "DirectML 1.8.0 is the first with 5.0: learn.microsoft.com/windows/ai/directml/dml-version-history); "
+    "the CPU retry: onnxruntime/python/onnxruntime_inference_collection.py (InferenceSession, "
+    "enable_fallback=True: on an error creating the session it retries with CPUExecutionProvider; "
+    "onnxruntime 1.32.0)",
     "types": ORT_EP
     + "DmlCommon.cpp @ a27ef39 (GetDmlDataTypeFromMlDataTypeNoThrow: Bool -> DML_TENSOR_DATA_TYPE_UINT8, "
     "String/Complex -> UNKNOWN; GetSupportedDeviceDataTypeMask: CheckFeatureSupport("
@@ -572,7 +575,7 @@ _register(
     "DML506",
     "the DirectML EP creates its DirectML device at DML_FEATURE_LEVEL_5_0 or newer (DirectML 1.8 or newer); "
     "below that the provider does not start and onnxruntime's Python InferenceSession retries the whole "
-    "model on the CPU EP",
+    "model on the CPU EP (an application passing its own IDMLDevice chooses that device's level)",
     PROVIDER_SOURCES["device"],
     "provider",
     "warning",
