@@ -81,7 +81,7 @@ def _when(r: TileNodeReport) -> str:
     return "  (" + "; ".join(parts) + ")" if parts else ""
 
 
-def _print_node(r: TileNodeReport) -> None:
+def _print_node(r: TileNodeReport, steps: bool = False) -> None:
     console.print(
         f"  [{COLOURS[r.status]}]{r.status:<18}[/] {_header(r)}{_when(r)}",
         highlight=False,
@@ -100,6 +100,8 @@ def _print_node(r: TileNodeReport) -> None:
         lines.append(f"at {r.feature_level.dotted if r.feature_level else '?'}: {r.level_reason}")
     lines += [f"given: {s}" for s in r.supplied]
     lines += [f"warning: {w}" for w in r.warnings]
+    if steps:
+        lines += [f"step: {s}" for s in r.steps]
     for line in lines:
         console.print(f"      {line}", highlight=False, markup=False, soft_wrap=True)
 
@@ -166,6 +168,7 @@ def check_cmd(
     repeats: list[str] = typer.Option(
         [], "--repeats", help="A node's repeats, NODE=1,2,3; NODE may name the repeats input (repeatable)."
     ),
+    steps: bool = typer.Option(False, "--steps", help="Print every lowering step of each node."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
     """Say what onnxruntime's DirectML execution provider does with every Tile node of a model.
@@ -220,5 +223,5 @@ def check_cmd(
         soft_wrap=True,
     )
     for r in newest:
-        _print_node(r)
+        _print_node(r, steps)
     raise typer.Exit(status)

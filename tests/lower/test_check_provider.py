@@ -171,9 +171,10 @@ def test_symbolic_batch_with_a_dim_value_is_exact(batch_model):
     x = np.arange(24, dtype=np.int64).reshape(8, 3) - 12
     [expected] = _ort_cpu(onnx.load(batch_model), {"x": x})
     assert same_bits(_run_descriptor(r, x, expected.shape), expected)
-    result = CliRunner().invoke(app, ["check", str(batch_model), "--dim", "batch=8"])
+    result = CliRunner().invoke(app, ["check", str(batch_model), "--dim", "batch=8", "--steps"])
     assert result.exit_code == 0 and "int64[8,3] x [2,1] -> [16,3]" in result.output
     assert "DirectML: INT64 Sizes [8, 3] Repeats [2, 1] -> Sizes [16, 3]" in result.output
+    assert "step: ONNX Tile-13: output_dim[i] = input_dim[i] * repeats[i]" in result.output
 
 
 def test_all_levels_matrix_and_json(batch_model):
