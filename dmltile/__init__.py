@@ -25,7 +25,7 @@ from .execute.doctor import doctor_report
 from .execute.ort_backend import backend_info
 from .interop.dxdispatch_export import to_dxdispatch
 from .lower.lowering import LoweringPlan, lower
-from .lower.model_check import TileNodeReport, check_model
+from .lower.model_check import STATUSES, TileNodeReport, check_model, check_model_levels
 from .teach.explain import Explanation, explain, map_index
 from .validate.api import accepted_levels, check, min_feature_level, validate
 from .validate.build import tile_desc
@@ -57,6 +57,7 @@ __all__ = [
     "OperatorDesc",
     "OperatorType",
     "OutputTooLargeError",
+    "STATUSES",
     "TensorDesc",
     "TensorFlags",
     "TensorType",
@@ -70,6 +71,7 @@ __all__ = [
     "calc_buffer_tensor_size",
     "check",
     "check_model",
+    "check_model_levels",
     "compare_backends",
     "compile",
     "doctor_report",

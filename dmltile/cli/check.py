@@ -1,4 +1,4 @@
-"""``dmltile check MODEL.onnx``: which Tile nodes of an ONNX model run on DirectML at a level, and why not."""
+"""``dmltile check MODEL``: what onnxruntime's DirectML EP does with every Tile node of a model."""
 
 from __future__ import annotations
 
@@ -6,74 +6,222 @@ import json
 from pathlib import Path
 
 import typer
+from rich import box
+from rich.markup import escape
+from rich.table import Table
 
 from ..errors import InputError
-from ..lower.model_check import check_model
-from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text, parse_feature_level
+from ..lower.model_check import RUNS_ON_GPU, TileNodeReport, check_model_levels
+from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
 
-COLOURS = {"dispatch": "green", "empty": "cyan", "unsupported": "yellow", "invalid": "red"}
+COLOURS = {
+    "dispatch": "green",
+    "dispatch-per-value": "yellow",
+    "empty": "cyan",
+    "cpu-fallback": "magenta",
+    "invalid": "red",
+}
+SHORT = {
+    "dispatch": "dispatch",
+    "dispatch-per-value": "per-value",
+    "empty": "empty",
+    "cpu-fallback": "cpu",
+    "invalid": "invalid",
+}
 
 
 def _show(value) -> str:
     return "?" if value is None else "[" + ",".join(str(v) for v in value) + "]"
 
 
+def _ints(option: str, text: str) -> list[int]:
+    try:
+        return [int(v) for v in text.replace("x", ",").split(",") if v.strip() != ""]
+    except ValueError:
+        raise fail(f"{option} {text}: the values are comma-separated integers, e.g. 1,2,3") from None
+
+
+def _pairs(option: str, items: list[str], one: bool = False) -> dict:
+    """``NAME=VALUE`` items as a dict (VALUE an int, or a list of ints)."""
+    out: dict = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            example = "batch=8" if one else "x=2,3,4"
+            raise fail(f"{option} {item!r}: write NAME=VALUE, e.g. {option} {example}")
+        values = _ints(option, value)
+        if one and len(values) != 1:
+            raise fail(f"{option} {item}: one integer per dimension name, e.g. {option} {name}=8")
+        if any(v < 0 for v in values) and option != "--repeats":
+            raise fail(f"{option} {item}: sizes are 0 or more")
+        out[name.strip()] = values[0] if one else values
+    return out
+
+
+def _header(r: TileNodeReport) -> str:
+    if r.repeats is not None:
+        repeats = _show(r.repeats)
+    elif "run time" in r.repeats_source or "graph input" in r.repeats_source:
+        repeats = "runtime repeats"
+    else:
+        repeats = "?"
+    # escaped: "[batch,3]" is text, not a rich style tag
+    return escape(
+        f"{r.name}: {r.input_type or '?'}{_show(r.input_shape)} x {repeats} -> {_show(r.output_shape)}"
+    )
+
+
+def _when(r: TileNodeReport) -> str:
+    parts = []
+    if r.compiled:
+        parts.append(("fused, " if r.fused else "") + f"compiled {r.compiled}")
+    if r.min_feature_level:
+        parts.append(f"from {r.min_feature_level.dotted} (DirectML {r.min_directml}+)")
+    return "  (" + "; ".join(parts) + ")" if parts else ""
+
+
+def _print_node(r: TileNodeReport, steps: bool = False) -> None:
+    console.print(
+        f"  [{COLOURS[r.status]}]{r.status:<18}[/] {_header(r)}{_when(r)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    lines = []
+    if r.descriptor is not None:
+        d = r.descriptor
+        lines.append(
+            f"DirectML: {d.input.data_type.name} Sizes {list(d.input.sizes)} Repeats {list(d.repeats)} "
+            f"-> Sizes {list(d.output.sizes)}"
+        )
+    if r.reason:
+        lines.append(f"why: {r.reason}")
+    if r.level_reason:
+        lines.append(f"at {r.feature_level.dotted if r.feature_level else '?'}: {r.level_reason}")
+    lines += [f"given: {s}" for s in r.supplied]
+    lines += [f"warning: {w}" for w in r.warnings]
+    if steps:
+        lines += [f"step: {s}" for s in r.steps]
+    for line in lines:
+        console.print(f"      {line}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _groups(levels, results: dict[str, list[TileNodeReport]]) -> list[tuple[str, int]]:
+    """Neighbouring levels with the same status for every node share one column (``1.0-4.1``)."""
+    column = [tuple(reports[j].status for reports in results.values()) for j in range(len(levels))]
+    groups, start = [], 0
+    for j in range(1, len(levels) + 1):
+        if j == len(levels) or column[j] != column[start]:
+            label = levels[start].dotted + (f"-{levels[j - 1].dotted}" if j - 1 > start else "")
+            groups.append((label, start))
+            start = j
+    return groups
+
+
+def _print_matrix(model: Path, levels, results: dict[str, list[TileNodeReport]]) -> None:
+    groups = _groups(levels, results)
+    table = Table(
+        box=box.SIMPLE_HEAD, title=escape(f"{model}: onnxruntime's DirectML EP, Tile node x feature level")
+    )
+    table.add_column("Tile node")
+    for label, _ in groups:
+        table.add_column(label, justify="center")
+    for name, reports in results.items():
+        cells = [reports[j].status for _, j in groups]
+        table.add_row(escape(name), *(f"[{COLOURS[s]}]{SHORT[s]}[/]" for s in cells))
+    console.print(table)
+    for reports in results.values():
+        newest = reports[-1]
+        console.print(f"  {_header(newest)}{_when(newest)}", highlight=False, soft_wrap=True)
+        if newest.reason:
+            console.print(f"      why: {newest.reason}", highlight=False, markup=False, soft_wrap=True)
+        for label, j in groups:
+            if reports[j].level_reason:
+                console.print(
+                    f"      at {label}: {reports[j].level_reason}",
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
+
+
+def _status(reports: list[TileNodeReport]) -> int:
+    return EXIT_OK if all(r.status in RUNS_ON_GPU for r in reports) else EXIT_INVALID
+
+
 @app.command("check")
 def check_cmd(
-    model: Path = typer.Argument(..., help="An ONNX model file."),
+    model: Path = typer.Argument(..., help="An ONNX model file, or an OpenVINO IR .xml (openvino extra)."),
     feature_level: str = typer.Option(
-        DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help=f"{levels_text()}; default: the newest."
+        DEFAULT_FEATURE_LEVEL,
+        "--feature-level",
+        "-l",
+        help="The device's DirectML feature level, e.g. 5.0, 6.4.",
     ),
+    all_levels: bool = typer.Option(
+        False, "--all-levels", help="Every feature level: a node x level matrix."
+    ),
+    dim: list[str] = typer.Option([], "--dim", help="A symbolic dimension's size, NAME=VALUE (repeatable)."),
+    input_shape: list[str] = typer.Option(
+        [], "--input", help="A graph input's shape, NAME=2,3,4 (repeatable)."
+    ),
+    repeats: list[str] = typer.Option(
+        [], "--repeats", help="A node's repeats, NODE=1,2,3; NODE may name the repeats input (repeatable)."
+    ),
+    steps: bool = typer.Option(False, "--steps", help="Print every lowering step of each node."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
-    """Report every Tile node of an ONNX model: does it dispatch on DirectML at this level, from which level, why not.
+    """Say what onnxruntime's DirectML execution provider does with every Tile node of a model.
 
-    Exit 0 when every Tile node dispatches or is empty, 1 otherwise, 2 for an unreadable model.
-    Example: dmltile check model.onnx --feature-level 3.1
+    Verdicts: dispatch (fused, compiled once), dispatch-per-value (compiled at run time, per value),
+    empty, cpu-fallback (leaves the GPU), invalid (no onnxruntime EP runs it). Exit 0 when every Tile
+    node runs on DirectML or is empty (with --all-levels: at the newest level), 1 otherwise, 2 for an
+    unreadable model or a bad option.
+    Example: dmltile check model.onnx --dim batch=8 --repeats tile0=1,2,3
     """
+    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
+        raise fail("give either --feature-level or --all-levels, not both")
+    dims = _pairs("--dim", dim, one=True)
+    inputs = _pairs("--input", input_shape)
+    reps = _pairs("--repeats", repeats)
     try:
-        reports = check_model(model, feature_level)
-    except InputError as e:
+        levels = list(known_levels()) if all_levels else [parse_feature_level(feature_level)]
+        results = check_model_levels(model, levels, dims or None, inputs or None, reps or None)
+    except (InputError, ValueError) as e:
         raise fail(str(e), EXIT_USAGE) from None
-    except ValueError as e:
-        raise fail(str(e), EXIT_USAGE) from None
-    status = EXIT_OK if all(r.status in ("dispatch", "empty") for r in reports) else EXIT_INVALID
-    level = parse_feature_level(feature_level).dotted
+    newest = [r[-1] for r in results.values()]
+    status = _status(newest)
     if as_json:
-        print(
-            json.dumps(
-                {"model": str(model), "feature_level": level, "nodes": [r.to_dict() for r in reports]},
-                indent=2,
-            )
-        )
+        doc: dict = {"model": str(model)}
+        if all_levels:
+            doc["feature_levels"] = [lv.dotted for lv in levels]
+            doc["nodes"] = [
+                {**reports[-1].to_dict(), "levels": [r.to_dict() for r in reports]}
+                for reports in results.values()
+            ]
+        else:
+            doc["feature_level"] = levels[0].dotted
+            doc["nodes"] = [r.to_dict() for r in newest]
+        print(json.dumps(doc, indent=2))
         raise typer.Exit(status)
-    if not reports:
+    if not results:
         console.print(f"{model}: no Tile nodes", highlight=False)
         raise typer.Exit(status)
-    counts = {s: sum(r.status == s for r in reports) for s in COLOURS}
+    if all_levels:
+        _print_matrix(model, levels, results)
+        raise typer.Exit(status)
+    counts = {s: sum(r.status == s for r in newest) for s in COLOURS}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
-    console.print(
-        f"{model} at DML_FEATURE_LEVEL_{level.replace('.', '_')}: {summary} (of {len(reports)} Tile nodes)",
-        highlight=False,
+    target = (
+        "DirectML (OpenVINO IR, dmltile's lowering)"
+        if newest and newest[0].framework == "openvino"
+        else "onnxruntime's DirectML EP"
     )
-    for r in reports:
-        repeats = (
-            _show(r.repeats)
-            if r.repeats is not None
-            else (
-                "runtime repeats"
-                if "run time" in r.repeats_source or "graph input" in r.repeats_source
-                else "?"
-            )
-        )
-        since = f"  (dispatches from {r.min_feature_level.dotted})" if r.min_feature_level else ""
-        console.print(
-            f"  [{COLOURS[r.status]}]{r.status:<11}[/] {r.name}: {r.input_type or '?'}{_show(r.input_shape)} "
-            f"x {repeats} -> {_show(r.output_shape)}{since}",
-            highlight=False,
-            soft_wrap=True,
-        )
-        if r.reason:
-            console.print(f"      why: {r.reason}", highlight=False, markup=False, soft_wrap=True)
+    console.print(
+        escape(f"{model} on {target} at {levels[0].c_name}: {summary} (of {len(newest)} Tile nodes)"),
+        highlight=False,
+        soft_wrap=True,
+    )
+    for r in newest:
+        _print_node(r, steps)
     raise typer.Exit(status)

@@ -56,31 +56,98 @@ def type_name(elem_type: int) -> str:
     return ONNX_TYPES.get(name, name.lower())
 
 
-def load_model(path: Any):
-    """(ModelProto after shape inference, base directory for external data). InputError if unreadable."""
+def read_model(path: Any):
+    """(ModelProto as read, base directory for external data). InputError if unreadable."""
     onnx, _ = onnx_modules()
     if isinstance(path, onnx.ModelProto):
-        model, base = path, ""
-    else:
-        name = os.fspath(path)
-        if os.path.isdir(name):
-            raise InputError(f"{name} is a directory, not an ONNX model file")
-        try:
-            model = onnx.load(name, load_external_data=False)
-        except FileNotFoundError:
-            raise InputError(f"{name}: no such file") from None
-        except Exception as e:  # protobuf DecodeError and friends: the bytes are not a model
-            raise InputError(
-                f"{name}: not a readable ONNX model ({type(e).__name__}: {str(e)[:120]})"
-            ) from None
-        if not model.HasField("graph"):
-            raise InputError(f"{name}: not a readable ONNX model (no graph)")
-        base = os.path.dirname(os.path.abspath(name))
+        return path, ""
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        raise InputError(f"{name} is a directory, not an ONNX model file")
     try:
-        model = onnx.shape_inference.infer_shapes(model)
+        model = onnx.load(name, load_external_data=False)
+    except FileNotFoundError:
+        raise InputError(f"{name}: no such file") from None
+    except Exception as e:  # protobuf DecodeError and friends: the bytes are not a model
+        raise InputError(f"{name}: not a readable ONNX model ({type(e).__name__}: {str(e)[:120]})") from None
+    if not model.HasField("graph"):
+        raise InputError(f"{name}: not a readable ONNX model (no graph)")
+    return model, os.path.dirname(os.path.abspath(name))
+
+
+def symbolic_dims(model) -> list[str]:
+    """The dim_param names of the main graph's inputs, in order of appearance."""
+    names: list[str] = []
+    for vi in model.graph.input:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.dim_param and not d.HasField("dim_value") and d.dim_param not in names:
+                    names.append(d.dim_param)
+    return names
+
+
+def with_values(model, dims: dict[str, int] | None = None, inputs: dict[str, list[int]] | None = None):
+    """A copy of ``model`` whose graph inputs carry the given dim values and shapes.
+
+    ``dims`` maps a symbolic dimension name (dim_param) to a size, as onnxruntime's
+    ``SessionOptions.add_free_dimension_override_by_name`` does; ``inputs`` maps a graph input to
+    its whole shape. InputError for a name the model does not have or a shape of the wrong rank.
+    """
+    onnx, _ = onnx_modules()
+    if not dims and not inputs:
+        return model
+    known = symbolic_dims(model)
+    unknown = [d for d in dims or {} if d not in known]
+    if unknown:
+        raise InputError(
+            f"--dim {unknown[0]}: the model's inputs have no symbolic dimension of that name"
+            + (f"; they have {', '.join(known)}" if known else "; they have none")
+        )
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    by_name = {vi.name: vi for vi in copy.graph.input}
+    initializers = {i.name for i in copy.graph.initializer}
+    for name, shape in (inputs or {}).items():
+        vi = by_name.get(name)
+        if vi is None or name in initializers or not vi.type.HasField("tensor_type"):
+            feeds = [n for n in by_name if n not in initializers]
+            raise InputError(
+                f"--input {name}: the model has no tensor input of that name; its inputs are {', '.join(feeds)}"
+            )
+        tt = vi.type.tensor_type
+        if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+            raise InputError(
+                f"--input {name}={','.join(map(str, shape))}: {name} has rank {len(tt.shape.dim)}, "
+                f"this shape has {len(shape)} dimensions"
+            )
+        tt.shape.Clear()
+        for n in shape:
+            tt.shape.dim.add().dim_value = int(n)
+    for vi in list(copy.graph.input) + list(copy.graph.value_info) + list(copy.graph.output):
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if dims and d.dim_param in dims:
+                    d.dim_value = int(dims[d.dim_param])
+    return copy
+
+
+def infer(model):
+    """The model after onnx's shape inference with data propagation (shapes computed from Shape
+    nodes are known too); the model unchanged when inference fails."""
+    onnx, _ = onnx_modules()
+    try:
+        return onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:
-        pass  # inference is a help; nodes whose shapes stay unknown are reported as such
-    return model, base
+        try:
+            return onnx.shape_inference.infer_shapes(model)
+        except Exception:
+            return model  # inference is a help; nodes whose shapes stay unknown are reported as such
+
+
+def load_model(path: Any):
+    """(ModelProto after shape inference, base directory for external data). InputError if unreadable."""
+    model, base = read_model(path)
+    return infer(model), base
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Every rule dmltile checks, as data (code, one-line rule, source, severity) plus a small function.
 
 Parse-phase rules (DML0xx, DML207) are enforced while reading the document (``document.py``);
-the functions here run on a parsed ``OperatorDesc``. Descriptor rules take ``(desc)``;
+provider-phase rules (DML5xx) are what onnxruntime's DirectML execution provider requires of a
+model's Tile node, applied by ``dmltile check`` (``lower/model_check.py``); the functions here
+run on a parsed ``OperatorDesc``. Descriptor rules take ``(desc)``;
 feature-level rules take ``(desc, level)``. Each yields ``Issue``s whose paths point into the
 canonical wrapped document.
 """
@@ -26,7 +28,7 @@ from ..core.tensor import (
 from .levels import known_levels, levels_text, tile_row, tile_support
 from .report import Issue, Severity
 
-Phase = Literal["parse", "descriptor", "feature_level"]
+Phase = Literal["parse", "descriptor", "feature_level", "provider"]
 
 _API = "learn.microsoft.com/windows/win32/api/directml/"
 TILE_PAGE = f"DML_TILE_OPERATOR_DESC ({_API}ns-directml-dml_tile_operator_desc)"
@@ -607,6 +609,114 @@ _register(
     "DML_FEATURE_LEVEL (DirectML.h)",
     "feature_level",
 )
+
+
+# -- onnxruntime's DirectML execution provider (applied by check_model to a model's Tile nodes) --
+ORT_DML = "microsoft/onnxruntime, onnxruntime/core/providers/dml/"
+ORT_EP = ORT_DML + "DmlExecutionProvider/src/"
+PROVIDER_SOURCES = {
+    "registration": ORT_EP
+    + "Operators/OperatorRegistration.cpp (main: REG_INFO(7, Tile) and REG_INFO(13, Tile), "
+    "supportedTypeListAllScalars, requiredConstantCpuInputs(1); SupportedTensorDataTypes::AllScalars = "
+    "UInt8..UInt64, Int8..Int64, Float16, Float32, Float64, Bool; older revisions such as 9471b93 "
+    "registered Tile-7 only)",
+    "partitioner": ORT_EP
+    + "GraphPartitioner.cpp @ 82b45a7 (GetRegistrationProperties: a node joins the fused DirectML graph "
+    "only if every required constant CPU input is an initializer (GetInitializedTensor) and "
+    "TryGetStaticInputShapes/TryGetStaticOutputShapes succeed without empty dimensions; "
+    "DoesNodeContainSupportedDataTypes checks every tensor type against supportedDeviceDataTypeMask)",
+    "kernel": ORT_EP
+    + "MLOperatorAuthorImpl.cpp (main, stored revision 65f7d76: AbiOpKernel creates the kernel at session "
+    "creation only when the constant CPU inputs and input shapes are known; otherwise at the first "
+    "Compute, snapshotting them in m_constantInputTensorContentsOfKernel; a later run whose shapes or "
+    "RequiredCpuInputChanged values differ from that snapshot creates a local kernel for that run only)",
+    "device": ORT_DML
+    + "dml_provider_factory.cc @ b1436eb (CreateDMLDevice: DMLCreateDevice1(..., DML_FEATURE_LEVEL_5_0, ...); "
+    "DirectML 1.8.0 is the first with 5.0: learn.microsoft.com/windows/ai/directml/dml-version-history); "
+    "the CPU retry: onnxruntime/python/onnxruntime_inference_collection.py (InferenceSession, "
+    "enable_fallback=True: on an error creating the session it retries with CPUExecutionProvider; "
+    "onnxruntime 1.32.0)",
+    "types": ORT_EP
+    + "DmlCommon.cpp @ a27ef39 (GetDmlDataTypeFromMlDataTypeNoThrow: Bool -> DML_TENSOR_DATA_TYPE_UINT8, "
+    "String/Complex -> UNKNOWN; GetSupportedDeviceDataTypeMask: CheckFeatureSupport("
+    "DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT) for every type up to INT64)",
+    "tile": ORT_EP
+    + "Operators/DmlOperatorTile.cpp @ 17ef3cb (removes every size-1 output dimension, keeping one, from "
+    "input, output and repeats; TensorDesc(..., TensorAxis::DoNotCoerce, TensorAxis::W, RightAligned, 1, 0))",
+    "rank": ORT_EP
+    + "TensorDesc.cpp (ML_CHECK_VALID_ARGUMENT(rank <= MaximumDimensionCount)) and DmlCommon.h "
+    "(MaximumDimensionCount = DML_TENSOR_DIMENSION_COUNT_MAX1, 8)",
+}
+_register(
+    "DML501",
+    "onnxruntime's DirectML EP registers Tile for ai.onnx opsets 7 to 12 (Tile-6) and 13 on (Tile-13); "
+    "a Tile of a model importing opset 6 is left to the CPU EP, and no EP implements Tile-1 (opsets 1-5)",
+    PROVIDER_SOURCES["registration"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML502",
+    "the DirectML EP takes Tile for uint8/16/32/64, int8/16/32/64, float16/32/64 and bool only; "
+    "string Tile is left to the CPU EP, and no EP implements bfloat16 or complex Tile",
+    PROVIDER_SOURCES["registration"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML503",
+    "the DirectML EP leaves to the CPU any node whose tensor type the device does not report in "
+    "CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT) (supportedDeviceDataTypeMask); "
+    "float64, 64-bit integer and float16 support vary between GPUs",
+    PROVIDER_SOURCES["partitioner"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML504",
+    "Tile's repeats is a required constant CPU input: when it is not an initializer the node stays out "
+    "of the fused DirectML graph and its operator is compiled at the first run, and again for every "
+    "run whose repeats differ from the first run's",
+    PROVIDER_SOURCES["registration"]
+    + "; "
+    + PROVIDER_SOURCES["partitioner"]
+    + "; "
+    + PROVIDER_SOURCES["kernel"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML505",
+    "only a node with static, non-empty input and output shapes joins the fused DirectML graph; with "
+    "symbolic dimensions the operator is compiled at the first run, and again for every run whose "
+    "input shape differs from the first run's",
+    PROVIDER_SOURCES["partitioner"] + "; " + PROVIDER_SOURCES["kernel"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML506",
+    "the DirectML EP creates its DirectML device at DML_FEATURE_LEVEL_5_0 or newer (DirectML 1.8 or newer); "
+    "below that the provider does not start and onnxruntime's Python InferenceSession retries the whole "
+    "model on the CPU EP (an application passing its own IDMLDevice chooses that device's level)",
+    PROVIDER_SOURCES["device"],
+    "provider",
+    "warning",
+)
+_register(
+    "DML507",
+    "the DirectML EP describes a Tile to DirectML with every size-1 output dimension removed (one kept "
+    "when all are 1) and bool elements as UINT8; the squeezed rank must be at most 8, or creating the "
+    "operator fails",
+    PROVIDER_SOURCES["tile"] + "; " + PROVIDER_SOURCES["rank"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    "warning",
+)
+
+
+def provider_rules() -> list[Rule]:
+    """The rules of onnxruntime's DirectML execution provider, in code order."""
+    return [r for r in sorted(RULES.values(), key=lambda r: r.code) if r.phase == "provider"]
 
 
 def descriptor_checks() -> list[DescriptorCheck]:

@@ -18,6 +18,7 @@ DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     + [f"DML20{i}" for i in range(1, 8)]
     + ["DML301", "DML302", "DML303", "DML304", "DML305"]
     + ["DML401", "DML402"]  # DxDispatch models
+    + [f"DML50{i}" for i in range(1, 8)]  # onnxruntime's DirectML EP (dmltile check)
 )
 
 
@@ -60,7 +61,9 @@ def test_rules_lists_every_design_code_with_rule_and_source():
         "DML112",
         "DML304",
         "DML402",
-    }
+    } | {f"DML50{i}" for i in range(1, 8)}
+    provider = [r for r in doc if r["code"].startswith("DML5")]
+    assert all(r["phase"] == "provider" and "microsoft/onnxruntime" in r["source"] for r in provider)
     out = invoke("rules").stdout
     for code in DESIGN_CODES:
         assert code in out

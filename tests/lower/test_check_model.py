@@ -96,45 +96,61 @@ def model_path(tmp_path):
 
 
 def test_every_status(model_path):
-    reports = {r.name: r for r in dmltile.check_model(model_path, "3.1")}
+    reports = {r.name: r for r in dmltile.check_model(model_path)}
     assert {n: r.status for n, r in reports.items()} == {
         "tile_dispatch": "dispatch",
         "tile_int64": "dispatch",
         "tile_empty": "empty",
-        "tile_string": "unsupported",
-        "tile_runtime": "unsupported",
+        "tile_string": "cpu-fallback",
+        "tile_runtime": "dispatch-per-value",
         "tile_negative": "invalid",
-        "tile_symbolic": "unsupported",
-        "tile_graph_input": "unsupported",
+        "tile_symbolic": "dispatch-per-value",
+        "tile_graph_input": "dispatch-per-value",
         "branch/then_branch/tile_in_branch": "dispatch",
     }
+    assert all(
+        r.feature_level == dmltile.FeatureLevel._6_4 for r in reports.values()
+    )  # the newest by default
     d = reports["tile_dispatch"]
     assert (d.input_shape, d.input_type, d.repeats, d.output_shape) == ([2, 3], "float32", [2, 2], [4, 6])
-    assert d.min_feature_level == dmltile.FeatureLevel._1_0
+    assert d.min_feature_level == dmltile.FeatureLevel._5_0 and d.min_directml == "1.8.0"
     assert d.descriptor.repeats == (2, 2) and d.repeats_source == "initializer 'r22'"
+    assert d.fused and "session creation" in d.compiled and d.reason is None
     i64 = reports["tile_int64"].to_dict()
-    assert i64["descriptor"]["Desc"]["InputTensor"]["Desc"]["DataType"] == "DML_TENSOR_DATA_TYPE_UINT32"
-    assert i64["min_feature_level"] == "2.1"
+    assert i64["descriptor"]["Desc"]["InputTensor"]["Desc"]["DataType"] == "DML_TENSOR_DATA_TYPE_INT64"
+    assert i64["min_feature_level"] == "5.0" and "DML503" in i64["rules"]
     assert reports["tile_empty"].output_shape == [0, 6] and reports["tile_empty"].descriptor is None
     assert reports["tile_empty"].repeats_source == "Constant node 'zeros'"
-    assert "string" in reports["tile_string"].reason
+    s = reports["tile_string"]
+    assert "string" in s.reason and "CPUExecutionProvider" in s.reason and s.rules == ["DML502"]
     rt = reports["tile_runtime"]
-    assert rt.repeats is None and "Shape node 'shape_of_x'" in rt.reason and "compiled" in rt.reason
+    assert rt.repeats is None and "Shape node 'shape_of_x'" in rt.reason and rt.descriptor is None
+    assert "first run" in rt.reason and "fused" in rt.reason and not rt.fused and rt.rules == ["DML504"]
     assert "repeats[0] is -1" in reports["tile_negative"].reason
     sym = reports["tile_symbolic"]
     assert sym.input_shape == ["N", 3] and sym.output_shape == ["N*2", 3] and "symbolic" in sym.reason
-    assert sym.descriptor is None
-    assert "graph input 'rin'" in reports["tile_graph_input"].reason
+    assert sym.descriptor is None and sym.rules == ["DML505"] and "--dim" in sym.reason
+    gi = reports["tile_graph_input"]
+    assert "graph input 'rin'" in gi.reason and "default" in gi.reason and gi.output_shape == ["?", "?"]
 
 
-def test_feature_level_changes_the_verdict(model_path):
-    reports = {r.name: r for r in dmltile.check_model(model_path, "1.0")}
-    assert reports["tile_dispatch"].status == "dispatch"
-    assert reports["tile_dispatch"].descriptor.input.sizes == (1, 1, 2, 3)
-    assert (
-        reports["tile_int64"].status == "unsupported"
-        and reports["tile_int64"].min_feature_level.dotted == "2.1"
-    )
+def test_below_the_providers_level_the_model_leaves_the_gpu(model_path):
+    """The provider creates its device at 5.0: below that every node falls back, with the node's own
+    reason unchanged and the level's reason (DML506) beside it."""
+    newest = {r.name: r for r in dmltile.check_model(model_path)}
+    for level in ("1.0", "3.1", "4.1"):
+        reports = {r.name: r for r in dmltile.check_model(model_path, level)}
+        for name, r in reports.items():
+            assert r.reason == newest[name].reason, name
+            if newest[name].status == "invalid":
+                assert r.status == "invalid" and r.level_reason is None
+            elif newest[name].status != "cpu-fallback":
+                assert r.status == "cpu-fallback" and "DML506" in r.level_reason and "5_0" in r.level_reason
+                assert r.descriptor is None and "DML506" in r.rules
+    at_1 = {r.name: r for r in dmltile.check_model(model_path, "1.0")}
+    assert "DirectML itself" in at_1["tile_int64"].level_reason and "2.1" in at_1["tile_int64"].level_reason
+    at_5 = {r.name: r for r in dmltile.check_model(model_path, "5.0")}
+    assert {n: r.status for n, r in at_5.items()} == {n: r.status for n, r in newest.items()}
 
 
 def test_reported_descriptors_compute_what_onnxruntime_computes(tmp_path):
@@ -152,7 +168,7 @@ def test_reported_descriptors_compute_what_onnxruntime_computes(tmp_path):
             vi("y2", TensorProto.FLOAT, None),
             vi("y3", TensorProto.UINT8, None),
         ],
-        [_i64("r", [3, 2]), _i64("r0", [1, 0]), _i64("r3", [1, 4, 2])],
+        [_i64("r", [3, 2]), _i64("r0", [1, 0]), _i64("r3", [1, 1, 2])],
     )
     path = tmp_path / "ok.onnx"
     onnx.save(model, path)
@@ -162,37 +178,48 @@ def test_reported_descriptors_compute_what_onnxruntime_computes(tmp_path):
     }
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     expected = dict(zip(["y1", "y2", "y3"], sess.run(None, feeds), strict=False))
-    reports = {r.name: r for r in dmltile.check_model(path, "2.1")}
+    reports = {r.name: r for r in dmltile.check_model(path, "5.0")}
     assert [r.status for r in reports.values()] == ["dispatch", "empty", "dispatch"]
     inputs = {"a": feeds["x"], "b": expected["y1"], "c": feeds["u"]}
     for name, out in (("a", "y1"), ("b", "y2"), ("c", "y3")):
         r = reports[name]
-        plan = dmltile.lower(
-            "onnx", r.input_shape, r.repeats, r.input_type, opset=r.opset, feature_level="2.1"
-        )
         assert r.output_shape == list(expected[out].shape)
-        assert same_bits(plan.run(inputs[name]), expected[out])
-    assert CliRunner().invoke(app, ["check", str(path), "-l", "2.1"]).exit_code == 0
+        if r.descriptor is not None:  # the provider's own descriptor, run on the NumPy backend
+            x = inputs[name].reshape(r.descriptor.input.sizes)
+            got = dmltile.compile(r.descriptor, "5.0")(x).reshape(expected[out].shape)
+            assert same_bits(got, expected[out])
+    assert reports["c"].descriptor.input.sizes == (
+        3,
+        2,
+    )  # the size-1 output axis dropped, as the provider does
+    assert CliRunner().invoke(app, ["check", str(path), "-l", "5.0"]).exit_code == 0
 
 
-def test_tile_1_nodes(tmp_path):
+def test_tile_1_nodes_have_no_onnxruntime_kernel(tmp_path):
     vi = helper.make_tensor_value_info
     model = _model(
         [helper.make_node("Tile", ["x", "tiles", "axis"], ["y"], name="old")],
         [vi("x", TensorProto.FLOAT, [2, 3])],
         [vi("y", TensorProto.FLOAT, None)],
-        [_i64("tiles", 3), _i64("axis", 1)],
+        [
+            numpy_helper.from_array(np.array(3, np.float32), "tiles"),
+            numpy_helper.from_array(np.array(1, np.float32), "axis"),
+        ],
         opset=5,
     )
-    [r] = dmltile.check_model(model, "1.0")
-    assert (r.status, r.opset, r.repeats, r.output_shape) == ("dispatch", 5, [1, 3], [2, 9])
+    [r] = dmltile.check_model(model)
+    assert (r.status, r.opset, r.repeats, r.output_shape) == ("invalid", 5, [1, 3], [2, 9])
+    assert "Tile-1" in r.reason and "DML501" in r.rules
+    with pytest.raises(Exception, match="implementation for Tile"):  # onnxruntime agrees
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
 
 def test_cli_table_and_exit_status(model_path):
-    result = CliRunner().invoke(app, ["check", str(model_path), "--feature-level", "3.1"])
+    result = CliRunner().invoke(app, ["check", str(model_path)])
     assert result.exit_code == 1
-    for word in ("tile_dispatch", "tile_runtime", "invalid", "unsupported", "empty"):
+    for word in ("tile_dispatch", "tile_runtime", "invalid", "cpu-fallback", "empty", "dispatch-per-value"):
         assert word in result.output
+    assert "float16[N,3] x [2,1] -> [N*2,3]" in result.output  # shapes are text, not rich markup
 
 
 def test_cli_json(model_path):
@@ -200,7 +227,16 @@ def test_cli_json(model_path):
     assert result.exit_code == 1
     doc = json.loads(result.stdout)
     assert doc["model"] == str(model_path) and doc["feature_level"] == "4.1"
-    assert {n["name"]: n["status"] for n in doc["nodes"]}["tile_int64"] == "dispatch"
+    assert {n["name"]: n["status"] for n in doc["nodes"]}["tile_int64"] == "cpu-fallback"
+    doc = json.loads(CliRunner().invoke(app, ["check", str(model_path), "--json"]).stdout)
+    assert doc["feature_level"] == "6.4"
+    assert {n["status"] for n in doc["nodes"]} == {
+        "dispatch",
+        "dispatch-per-value",
+        "empty",
+        "cpu-fallback",
+        "invalid",
+    }
     assert set(doc["nodes"][0]) >= {
         "name",
         "output_shape",
@@ -241,8 +277,8 @@ def test_symbolic_dims_do_not_hide_a_definite_verdict():
         [vi("y", TensorProto.STRING, None), vi("z", TensorProto.FLOAT, None)],
         [_i64("r", [2, 2]), _i64("r0", [3, 0])],
     )
-    reports = {r.name: r for r in dmltile.check_model(model, "4.1")}
-    assert reports["strings"].status == "unsupported" and "string" in reports["strings"].reason
+    reports = {r.name: r for r in dmltile.check_model(model, "6.4")}
+    assert reports["strings"].status == "cpu-fallback" and "string" in reports["strings"].reason
     assert reports["zero"].status == "empty" and reports["zero"].output_shape == ["N*3", 0]
 
 
@@ -291,5 +327,5 @@ def test_external_data_is_read_only_for_repeats(tmp_path):
         location="weights.bin",
         size_threshold=0,
     )
-    [r] = dmltile.check_model(tmp_path / "m.onnx", "4.1")
+    [r] = dmltile.check_model(tmp_path / "m.onnx")
     assert (r.status, r.repeats, r.output_shape) == ("dispatch", [2, 3], [128, 192])
