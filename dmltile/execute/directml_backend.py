@@ -33,7 +33,7 @@ def require_directml() -> None:
     if problem is not None:
         raise UnsupportedError(
             f"the directml backend needs the real DirectML.dll, which is not set up here: {problem}. "
-            f"Install it with `{oracle.INSTALL_COMMAND}` (or `dmltile directml setup`)"
+            f"Install it with `{oracle.INSTALL_COMMAND}` (`make directml` in a checkout)"
         )
 
 

@@ -34,7 +34,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SETUP_SCRIPT = HERE / "setup.sh"
-INSTALL_COMMAND = "make directml"
+INSTALL_COMMAND = "dmltile directml setup"  # `make directml` in a checkout
 S_OK = 0
 E_INVALIDARG = 0x80070057
 

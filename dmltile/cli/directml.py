@@ -1,0 +1,79 @@
+"""``dmltile directml setup|versions``: the real DirectML.dll as oracle and backend."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import typer
+from rich import box
+from rich.table import Table
+
+from ..execute.directml import oracle
+from ..execute.directml_backend import installed_versions
+from ..validate.versions import known_versions
+from .app import EXIT_OK, EXIT_USAGE, app, console, fail
+
+directml_app = typer.Typer(
+    help="Run descriptors on the real DirectML.dll (Wine over Mesa lavapipe on Linux, native on Windows).",
+    no_args_is_help=True,
+)
+app.add_typer(directml_app, name="directml")
+
+
+@directml_app.command("setup")
+def setup_cmd(
+    versions: list[str] = typer.Argument(
+        None, metavar="[WHEEL_VERSION]...", help="onnxruntime-directml versions whose DirectML.dll to fetch."
+    ),
+) -> None:
+    """Install what the DirectML runner needs: Wine, Xvfb and a mingw compiler (apt, only when
+    missing), DirectML.dll from onnxruntime-directml wheels, Mesa's lavapipe, the runner, a Wine prefix.
+
+    Everything but the system packages goes under one cache folder ($DMLTILE_DIRECTML_HOME).
+    Cold: about 2.5 minutes plus apt; warm: about a second.
+    """
+    if sys.platform == "win32":
+        raise fail("on Windows the runner runs natively: build runner.c with MSVC or mingw (see its header)")
+    run = subprocess.run(["bash", str(oracle.SETUP_SCRIPT), *(versions or [])], check=False)
+    if run.returncode:
+        raise fail(f"the DirectML set-up failed (exit {run.returncode}); its output is above", EXIT_USAGE)
+    raise typer.Exit(EXIT_OK)
+
+
+@directml_app.command("versions")
+def versions_cmd(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
+) -> None:
+    """The DirectML versions dmltile has measured (validate --directml answers as each does) and
+    which of them are installed here to run on."""
+    installed = {v["directml_version"] for v in installed_versions()}
+    rows = [
+        {
+            "directml": v.version,
+            "wheel": v.wheel,
+            "max_feature_level": v.max_feature_level.dotted,
+            "max_feature_level_c_name": v.max_feature_level.c_name,
+            "executes_here": v.executes_here,
+            "installed": v.version in installed,
+        }
+        for v in known_versions()
+    ]
+    problem = oracle.setup_problem()
+    if as_json:
+        print(json.dumps({"versions": rows, "setup_problem": problem}, indent=2))
+        raise typer.Exit(EXIT_OK)
+    table = Table(title="DirectML versions measured by dmltile", box=box.SIMPLE_HEAD)
+    for col in ("DirectML", "onnxruntime-directml wheel", "max level", "executes here", "installed"):
+        table.add_column(col)
+    for v in known_versions():
+        table.add_row(
+            v.version,
+            v.wheel.removeprefix("onnxruntime-directml=="),
+            v.max_feature_level.dotted,
+            "yes" if v.executes_here else "no",
+            "yes" if v.version in installed else "-",
+        )
+    console.print(table)
+    console.print(problem or "The DirectML runner is set up here.", highlight=False, markup=False)
