@@ -10,10 +10,11 @@ from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
 from .document import parse
+from .fixes import attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
 from .report import Issue, ValidationReport
 from .rules import descriptor_rules, issue, level_rules
-from .source import Source
+from .source import Loaded, Source, looks_like_dxdispatch, read_source
 
 
 def descriptor_issues(desc: OperatorDesc) -> list[Issue]:
@@ -36,17 +37,27 @@ def _has_errors(issues: list[Issue]) -> bool:
     return any(i.severity == "error" for i in issues)
 
 
+def _judge(document: dict, level: FeatureLevel) -> list[Issue]:
+    """Every issue of a document at a level, without fixes (what a fix is checked against)."""
+    desc, issues = parse(Loaded(document), level)
+    if desc is not None:
+        issues = issues + descriptor_issues(desc) + level_issues(desc, level)
+    return issues
+
+
 def parse_and_validate(
     source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL
 ) -> tuple[OperatorDesc | None, ValidationReport]:
-    """Read and parse once, run every rule: the model (None when it cannot be parsed) and the report."""
+    """Read and parse once, run every rule: the model (None when it cannot be parsed) and the report.
+    Each issue carries the fix computed from this document (``Issue.fix``)."""
     issues: list[Issue] = []
     try:
         level = parse_feature_level(feature_level)
     except DmlTileError as e:
         level = None
         issues.append(issue("DML303", "feature_level", str(e), f"use a level from {levels_text()}, e.g. 4.1"))
-    desc, parse_issues = parse(source)
+    data = read_source(source)
+    desc, parse_issues = parse(Loaded(data), level)
     issues.extend(parse_issues)
     sizes = None
     if desc is not None:
@@ -54,6 +65,9 @@ def parse_and_validate(
         if level is not None:
             issues.extend(level_issues(desc, level))
         sizes = _output_sizes(desc)
+    raw = data.to_dict() if isinstance(data, OperatorDesc) else data
+    if isinstance(raw, dict) and not looks_like_dxdispatch(raw):
+        issues = attach_fixes(raw, issues, level, _judge)
     return desc, ValidationReport(
         valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
     )

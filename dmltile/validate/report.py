@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, PlainSerializer
 
@@ -11,6 +11,18 @@ from ..core.enums import FeatureLevel
 
 Severity = Literal["error", "warning"]
 LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.c_name, return_type=str)]
+
+
+class Edit(BaseModel):
+    """One step of a machine-applicable fix, at a path into the canonical wrapped document:
+    ``set`` the value there (adding the key if missing), ``rename`` the key to ``to``, or ``remove`` it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Literal["set", "rename", "remove"]
+    path: str
+    value: Any = None
+    to: str | None = None
 
 
 class Issue(BaseModel):
@@ -23,6 +35,7 @@ class Issue(BaseModel):
     message: str
     hint: str = ""
     severity: Severity = "error"
+    fix: tuple[Edit, ...] = ()  # applied in order (dmltile.apply_fix), the rule passes; empty: no edit can
 
     def __str__(self) -> str:
         text = f"{self.code} {self.severity} at {self.path or '<document>'}: {self.message}"

@@ -204,11 +204,17 @@ def check_dword_size(desc: OperatorDesc):
     for name, p, t in tensors(desc):
         total = t.total_tensor_size_in_bytes
         if total % 4:
+            # one value that satisfies DML105 too when the size is also below the minimum
+            need = (
+                calc_buffer_tensor_size(t.data_type, t.sizes, t.strides)
+                if _strides_usable(t) and t.data_type.bits
+                else 0
+            )
             yield issue(
                 "DML106",
                 f"{p}.TotalTensorSizeInBytes",
                 f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4",
-                f"round it up to {total + (-total) % 4}",
+                f"set TotalTensorSizeInBytes to {max(need, total + (-total) % 4)}",
             )
 
 
@@ -455,8 +461,20 @@ def check_level_types(desc: OperatorDesc, level: FeatureLevel):
         if t.data_type not in sup.data_types:
             up = lowest_level(name, data_type=t.data_type)
             supported = ", ".join(d.name for d in sup.data_types)
-            if up:
-                hint = f"use {up.c_name} or later, or one of {supported}"
+            same_width = [d.name for d in sup.data_types if d.bits == t.data_type.bits]
+            pairs = (
+                f"tile the same bytes as {t.data_type.bits // 32} UINT32 values per element"
+                f" (one more innermost dimension of {t.data_type.bits // 32}, repeat 1)"
+            )
+            if up and same_width:
+                hint = (
+                    f"use {up.c_name} or later, or tile the same bits as {same_width[0]}"
+                    " (Tile copies, it never converts)"
+                )
+            elif up and t.data_type.bits > 32 and DataType.UINT32 in sup.data_types:
+                hint = f"use {up.c_name} or later, or {pairs}"
+            elif up:
+                hint = f"use {up.c_name} or later"
             else:
                 same = sorted(
                     (d.name for d in sup.data_types if d.bits == t.data_type.bits),
