@@ -31,8 +31,8 @@ from .validate.api import accepted_levels, check, min_feature_level, validate
 from .validate.build import tile_desc
 from .validate.document import load, parse
 from .validate.dxdispatch_models import DxDispatchModel, from_dxdispatch
-from .validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level, tile_support
 from .validate.fixes import apply_fix
+from .validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level, tile_support
 from .validate.report import Edit, Issue, ValidationReport
 from .validate.rules import RULES
 

@@ -19,6 +19,7 @@ from ..validate.schema import document_schema
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
+from .report_schemas import REPORTS, report_schema
 
 
 def _print_issues(issues) -> None:
@@ -82,7 +83,7 @@ def new_cmd(
 
 @app.command("fmt")
 def fmt_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     in_place: bool = typer.Option(False, "--in-place", "-w", help="Rewrite the file instead of printing."),
 ) -> None:
     """Print a descriptor in canonical form: the wrapped document with every field written, C names.
@@ -92,6 +93,8 @@ def fmt_cmd(
 
     Example: dmltile fmt examples/valid_short_form.json
     """
+    if in_place and str(file) == "-":
+        raise fail("--in-place needs a file, not - (stdin)")
     try:
         desc, issues = parse(readable_file(file))
     except InputError as e:
@@ -113,9 +116,23 @@ def fmt_cmd(
 
 
 @app.command("schema")
-def schema_cmd() -> None:
-    """Print the JSON Schema of the descriptor document (generated from the models).
+def schema_cmd(
+    report: str | None = typer.Option(
+        None,
+        "--report",
+        metavar="COMMAND",
+        help=f"Print instead the JSON Schema of a command's --json output: {', '.join(REPORTS)}.",
+    ),
+) -> None:
+    """Print the JSON Schema of the descriptor document (generated from the models), or of a
+    command's --json report.
 
     Example: dmltile schema > tile.schema.json
     """
+    if report is not None:
+        try:
+            print(json.dumps(report_schema(report), indent=2))
+        except ValueError as e:
+            raise fail(str(e)) from None
+        return
     print(json.dumps(document_schema(), indent=2))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -10,7 +9,8 @@ import typer
 from ..errors import InputError
 from ..lower.model_check import check_model
 from ..validate.levels import parse_feature_level
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, fail
+from .options import feature_level as parse_level
 
 COLOURS = {"dispatch": "green", "empty": "cyan", "unsupported": "yellow", "invalid": "red"}
 
@@ -30,6 +30,7 @@ def check_cmd(
     Exit 0 when every Tile node dispatches or is empty, 1 otherwise, 2 for an unreadable model.
     Example: dmltile check model.onnx --feature-level 3.1
     """
+    parse_level(feature_level)  # a bad level is a usage error before the model is read
     try:
         reports = check_model(model, feature_level)
     except InputError as e:
@@ -39,11 +40,13 @@ def check_cmd(
     status = EXIT_OK if all(r.status in ("dispatch", "empty") for r in reports) else EXIT_INVALID
     level = parse_feature_level(feature_level).dotted
     if as_json:
-        print(
-            json.dumps(
-                {"model": str(model), "feature_level": level, "nodes": [r.to_dict() for r in reports]},
-                indent=2,
-            )
+        emit_json(
+            {
+                "model": str(model),
+                "feature_level": level,
+                "feature_level_c_name": parse_feature_level(feature_level).c_name,
+                "nodes": [r.to_dict() for r in reports],
+            }
         )
         raise typer.Exit(status)
     if not reports:

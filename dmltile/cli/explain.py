@@ -20,7 +20,7 @@ from .options import int_list, readable_file
 
 @app.command("explain")
 def explain_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     feature_level: str = typer.Option(
         DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to judge it at (1.0 ... 6.4)."
     ),

@@ -1,0 +1,103 @@
+"""A finished command line (issue 12, item 5): metavars, command order, completion, stdin, whole
+lines when piped, directories with other JSON in them, check on a descriptor."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+from ..cli_support import DOC_EXAMPLE, EXAMPLES, ROOT, SCRIPT, invoke, script
+
+
+def test_help_lists_commands_in_use_order_and_offers_completion():
+    out = invoke("--help").stdout
+    order = [
+        "validate",
+        "explain",
+        "run",
+        "new",
+        "check",
+        "fmt",
+        "schema",
+        "levels",
+        "rules",
+        "export",
+        "compare-dxdispatch",
+        "doctor",
+    ]
+    positions = [re.search(rf"│ {re.escape(name)}\s", out).start() for name in order]
+    assert positions == sorted(positions)
+    assert "--install-completion" in out
+
+
+def test_help_shows_no_python_types_as_metavars():
+    for command in ("validate", "explain", "run", "new", "check", "fmt", "export", "levels", "doctor"):
+        out = script(command, "--help").stdout
+        for bad in ("<bool>", "<str>", "<list[Path]>", "<Path>", "<int>", "{files}", "{file}"):
+            assert bad not in out, (command, bad)
+    assert "LEVEL" in script("validate", "--help").stdout
+
+
+def test_help_paragraphs_are_not_hard_wrapped():
+    out = script("validate", "--help").stdout
+    assert "(with --all-levels: at some level)" in out  # one line in a 100-column window
+
+
+def test_dash_reads_the_descriptor_from_stdin():
+    text = DOC_EXAMPLE.read_text()
+    for command in (
+        ["validate", "-", "-l", "1.0"],
+        ["explain", "-"],
+        ["fmt", "-"],
+        ["run", "-", "--seed", "0"],
+    ):
+        proc = subprocess.run([str(SCRIPT), *command], input=text, capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0, (command, proc.stderr)
+    proc = subprocess.run([str(SCRIPT), "validate", "-"], input="{", capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 2 and "no such file" not in proc.stderr
+
+
+def test_piped_output_is_never_wrapped_mid_line(tmp_path):
+    long_dir = tmp_path / ("a-very-long-folder-name-" * 4)
+    long_dir.mkdir()
+    shutil.copy(EXAMPLES / "invalid_output_sizes.json", long_dir / "d.json")
+    proc = script("validate", long_dir / "d.json")
+    assert any(str(long_dir / "d.json") in line for line in proc.stdout.splitlines())
+    proc = script("explain", long_dir / "d.json")
+    assert any(
+        "OutputTensor.Sizes[3] is 8, but InputTensor.Sizes[3] * Repeats[3] = 3 * 3 = 9" in line
+        for line in proc.stdout.splitlines()
+    )
+
+
+def test_validating_a_directory_skips_other_json_once(tmp_path):
+    for f in EXAMPLES.glob("valid_*.json"):
+        shutil.copy(f, tmp_path / f.name)
+    (tmp_path / "reports.json").write_text(script("validate", EXAMPLES, "--json").stdout)
+    (tmp_path / "tile.schema.json").write_text(script("schema").stdout)
+    proc = script("validate", tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "DML003" not in proc.stdout + proc.stderr
+    assert proc.stderr.count("skipped 2 JSON files") == 1
+    doc = json.loads(script("validate", tmp_path, "--json").stdout)
+    assert {s["file"].rsplit("/", 1)[-1] for s in doc["skipped"]} == {"reports.json", "tile.schema.json"}
+    # named explicitly, a file is still judged
+    assert script("validate", tmp_path / "reports.json").returncode == 1
+
+
+def test_check_on_a_descriptor_points_at_validate():
+    proc = script("check", DOC_EXAMPLE)
+    assert proc.returncode == 2
+    assert (
+        "dmltile validate" in proc.stderr
+        and "ParseError" not in proc.stderr
+        and "Traceback" not in proc.stderr
+    )
+
+
+def test_the_levels_table_and_the_readme_say_the_same_about_levels_between_rows():
+    phrase = "nearest row at or below it"
+    assert phrase in script("levels").stdout.replace("\n", " ")
+    assert phrase in (ROOT / "README.md").read_text().replace("\n", " ")
