@@ -33,7 +33,7 @@ def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str], dict[str, str
         if str(p) != "-" and p.is_dir():
             found = sorted(q for q in p.glob("*.json"))
             for q in found:
-                why = not_a_descriptor(q)
+                why = None if special_file_problem(q) else not_a_descriptor(q)  # never read a pipe
                 if why:
                     skipped[str(q)] = why
                 else:
