@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 from typer import _click as click  # typer vendors click
 from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.exceptions import Abort
 
 from ..errors import DmlTileError
 
@@ -149,19 +150,26 @@ class DmlTileGroup(TyperGroup):
     def get_params(self, ctx: click.Context) -> list:
         return tidy_params(super().get_params(ctx))
 
-    def main(self, args: Any = None, *a: Any, standalone_mode: bool = True, **kw: Any) -> Any:
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **kw: Any,
+    ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
         state.json, state.printed = "--json" in argv, False
         if not state.json:
-            return super().main(args, *a, standalone_mode=standalone_mode, **kw)
+            return super().main(args, prog_name, complete_var, standalone_mode, **kw)
         try:
-            status = super().main(args, *a, standalone_mode=False, **kw)
+            status = super().main(args, prog_name, complete_var, False, **kw)
         except click.ClickException as e:
             err_console.print(f"error: {e.format_message()}", highlight=False, markup=False)
             if not state.printed:
                 emit_json(error_document(e.format_message(), e.exit_code))
             status = e.exit_code
-        except click.Abort:
+        except Abort:
             status = EXIT_INVALID
         if standalone_mode:
             sys.exit(status or 0)
@@ -188,6 +196,17 @@ def _console(**kw: Any) -> Console:
 
 
 console = _console()
+
+
+def print_table(table: Any) -> None:
+    """A table at its natural width when the output is not a terminal: no cell wraps mid-value,
+    so each row stays one line for grep. In a terminal it fits the window."""
+    if console.is_terminal:
+        console.print(table)
+    else:
+        Console(width=1000, soft_wrap=True).print(table)
+
+
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
 

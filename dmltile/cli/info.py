@@ -11,7 +11,7 @@ from rich.table import Table
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
 from ..validate.rules import RULES
-from .app import app, console, emit_json
+from .app import app, console, emit_json, print_table
 
 
 def levels_document() -> dict:
@@ -66,7 +66,7 @@ def levels_cmd(
                 s.dims_text(),
                 ", ".join(d.name for d in s.data_types),
             )
-    console.print(table)
+    print_table(table)
     console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
     console.print(
         f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
@@ -98,7 +98,7 @@ def rules_cmd(
     for r in rules:
         code = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
         table.add_row(code, r.rule, r.source)
-    console.print(table)
+    print_table(table)
 
 
 @app.command("doctor")
@@ -145,4 +145,4 @@ def doctor_cmd(
     ]
     for name, value in rows:
         table.add_row(name, value if "[/]" in value else escape(value))
-    console.print(table)
+    print_table(table)

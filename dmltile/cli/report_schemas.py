@@ -18,7 +18,7 @@ def report_schema(name: str) -> dict:
         raise ValueError(f"no report schema {name!r}; there are {', '.join(REPORTS)}")
     text = (
         resources.files("dmltile")
-        .joinpath("cli", "schemas", f"{name}.schema.json")
+        .joinpath("cli/schemas/" + f"{name}.schema.json")
         .read_text(encoding="utf-8")
     )
     return json.loads(text)

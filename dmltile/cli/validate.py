@@ -16,7 +16,7 @@ from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
 from ..validate.source import Loaded, NotJson, looks_like_descriptor, read_source
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
 from .dxdispatch import dxdispatch_results
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
@@ -105,7 +105,7 @@ def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationR
     for (f, reports), row in zip(results.items(), rows, strict=False):
         lowest = next((r.feature_level.dotted for r in reports if r.valid), "[red]none[/]")
         table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
-    console.print(table)
+    print_table(table)
 
 
 def print_reports(results: dict[str, list[ValidationReport]]) -> None:

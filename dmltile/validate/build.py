@@ -27,7 +27,7 @@ def tile_desc(
     Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
     type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
     """
-    dtype = _data_type(dtype)
+    dtype = data_type_of(dtype)
     if len(input_sizes) != len(repeats):
         raise DmlTileError(
             f"{len(repeats)} repeats for {len(input_sizes)} input sizes; give one repeat per dimension"
@@ -45,7 +45,7 @@ def tile_desc(
     )
 
 
-def _data_type(dtype: Any) -> Any:
+def data_type_of(dtype: Any) -> Any:
     """A DataType from a DirectML spelling, or from a NumPy dtype or its name (``np.float32``,
     ``"float32"``); anything else is passed on for the document's own error."""
     try:

@@ -230,13 +230,13 @@ def field_value(doc: Any, parts: list[str | int], level: FeatureLevel) -> Edit |
     if field == "DataType":
         other = _dtype(doc, _other(tensor))
         ok = accepted_values("DML_TENSOR_DATA_TYPE", level, tensor)
-        choice = other if other in ok else (ok[0] if ok else DataType.FLOAT32)
+        choice = other if other is not None and other in ok else (ok[0] if ok else DataType.FLOAT32)
         return Edit(op="set", path=path, value=choice.c_name)
     if field == "Flags":
         return Edit(op="set", path=path, value=TensorFlags.NONE.c_name)
     if field == "Type":
-        value = "DML_OPERATOR_TILE" if len(parts) == 1 else TensorType.BUFFER.c_name
-        return Edit(op="set", path=path, value=value)
+        type_name = "DML_OPERATOR_TILE" if len(parts) == 1 else TensorType.BUFFER.c_name
+        return Edit(op="set", path=path, value=type_name)
     if field in TENSORS and len(parts) == 2:
         return Edit(op="set", path=path, value=_tensor_value(doc, field))
     if field == "Desc" and len(parts) == 1:
@@ -247,7 +247,7 @@ def field_value(doc: Any, parts: list[str | int], level: FeatureLevel) -> Edit |
         }
         return Edit(op="set", path=path, value=value)
     if field == "Desc" and len(parts) == 3:
-        return Edit(op="set", path=path, value=_tensor_value(doc, parts[1])["Desc"])
+        return Edit(op="set", path=path, value=_tensor_value(doc, str(parts[1]))["Desc"])
     return None
 
 
@@ -367,11 +367,11 @@ def primary_edits(doc: Any, issue: Issue, level: FeatureLevel) -> list[Edit] | N
         edit = field_value(doc, parts, level)
         return [edit] if edit else None
     if code == "DML106":
-        tensor = parts[1]
-        total = _buffer(doc, str(tensor)).get("TotalTensorSizeInBytes")
+        tensor_name = str(parts[1])
+        total = _buffer(doc, tensor_name).get("TotalTensorSizeInBytes")
         if not isinstance(total, int):
             return None
-        need = needed_bytes(doc, str(tensor)) or 0
+        need = needed_bytes(doc, tensor_name) or 0
         return [Edit(op="set", path=issue.path, value=max(need, total + (-total) % 4))]
     if code == "DML108":
         if parts[-1] == "TotalTensorSizeInBytes":
@@ -490,6 +490,8 @@ def attach_fixes(
             )
             if e.op == "remove" and "did you mean" in i.hint:
                 update["hint"] = "remove it (the field it resembles is already present)"
+        elif i.code in ("DML104", "DML203"):  # the rule knows the rule; the fix knows the value
+            update["hint"] = f"{describe(edits[:1])} ({i.hint})"
         elif i.code == "DML004":
             update["hint"] = f"{i.hint}, e.g. {describe(edits)}" if i.hint else describe(edits)
         out.append(i.model_copy(update=update))
