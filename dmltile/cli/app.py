@@ -6,8 +6,10 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 from __future__ import annotations
 
 import importlib.metadata
+import io
 import json
 import os
+import re
 import sys
 from typing import Any
 
@@ -196,15 +198,33 @@ def _console(**kw: Any) -> Console:
 
 
 console = _console()
+_WIDE = 2000
 
 
-def print_table(table: Any) -> None:
-    """A table at its natural width when the output is not a terminal: no cell wraps mid-value,
-    so each row stays one line for grep. In a terminal it fits the window."""
+_RULE = re.compile(r"^─+(?: (.*?) )?─+$")
+
+
+def print_whole_lines(renderable: Any) -> None:
+    """Print so that no line is wrapped or cropped when the output is not a terminal (a pipe, a
+    file): the renderable is laid out as wide as it needs, trailing blanks are dropped, and
+    horizontal rules (section titles) keep the usual width. In a terminal it fits the window."""
     if console.is_terminal:
-        console.print(table)
-    else:
-        Console(width=1000, soft_wrap=True).print(table)
+        console.print(renderable)
+        return
+    wide = Console(width=_WIDE, soft_wrap=True, file=io.StringIO(), color_system=None)
+    wide.print(renderable)
+    width = console.width
+    for line in wide.file.getvalue().splitlines():  # type: ignore[attr-defined]
+        line = line.rstrip()
+        rule = _RULE.match(line) if len(line) >= _WIDE - 1 else None
+        if rule:
+            title = f" {rule.group(1)} " if rule.group(1) else ""
+            left = max((width - len(title)) // 2, 3)
+            line = "─" * left + title + "─" * max(width - left - len(title), 3)
+        print(line)
+
+
+print_table = print_whole_lines  # a table at its natural width: each row one line, for grep
 
 
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width

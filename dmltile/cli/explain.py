@@ -13,7 +13,7 @@ from ..teach.explain import explain, map_index
 from ..teach.render import picture, render
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.rules import unreadable_issues
-from .app import EXIT_INVALID, EXIT_OK, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, app, console, fail, print_whole_lines
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 
@@ -54,7 +54,7 @@ def explain_cmd(
             ex.mapping = map_index(ex.desc, out_index)
         except ValueError as e:
             raise fail(str(e)) from None
-    console.print(render(ex))
+    print_whole_lines(render(ex))
     if svg is not None and ex.desc is not None:
         recorder = Console(record=True, file=io.StringIO(), width=100)
         recorder.print(picture(ex.desc))

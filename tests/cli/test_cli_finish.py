@@ -72,6 +72,19 @@ def test_piped_output_is_never_wrapped_mid_line(tmp_path):
     )
 
 
+def test_piped_explain_neither_wraps_nor_crops_and_keeps_its_rules_short():
+    proc = script("explain", EXAMPLES / "valid_fl3_1_float32_6d.json")  # COLUMNS=100, stdout a pipe
+    lines = proc.stdout.splitlines()
+    assert any(line.endswith("null means packed, 0 broadcasts") for line in lines)  # not cut at 100
+    assert any(
+        line.startswith("Tile copies the whole input") and line.endswith("[2, 2, 3, 4, 4, 6].")
+        for line in lines
+    )
+    rules = [line for line in lines if line.startswith("───")]
+    assert rules and all(len(line) <= 100 for line in rules)
+    assert all(line == line.rstrip() for line in lines)
+
+
 def test_validating_a_directory_skips_other_json_once(tmp_path):
     for f in EXAMPLES.glob("valid_*.json"):
         shutil.copy(f, tmp_path / f.name)
