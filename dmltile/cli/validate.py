@@ -32,14 +32,18 @@ def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str], dict[str, str
     for p in paths:
         if str(p) != "-" and p.is_dir():
             found = sorted(q for q in p.glob("*.json"))
+            kept = 0
             for q in found:
                 why = None if special_file_problem(q) else not_a_descriptor(q)  # never read a pipe
                 if why:
                     skipped[str(q)] = why
                 else:
                     files.append(q)
-            if not found:
-                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files"
+                    kept += 1
+            if not kept:
+                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
+                    f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
+                )
         else:
             files.append(p)
     return files, problems, skipped

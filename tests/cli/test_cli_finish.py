@@ -114,3 +114,27 @@ def test_the_levels_table_and_the_readme_say_the_same_about_levels_between_rows(
     phrase = "nearest row at or below it"
     assert phrase in script("levels").stdout.replace("\n", " ")
     assert phrase in (ROOT / "README.md").read_text().replace("\n", " ")
+
+
+def test_a_directory_of_only_other_json_is_no_descriptor_at_all(tmp_path):
+    (tmp_path / "tile.schema.json").write_text(script("schema").stdout)
+    proc = script("validate", tmp_path)
+    assert (
+        proc.returncode == 2 and "holds no *.json descriptor files (1 other JSON file skipped)" in proc.stderr
+    )
+
+
+def test_the_readme_poison_padding_example_has_padding_to_poison(tmp_path):
+    line = next(
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if "--poison-padding" in line and "run " in line
+    )
+    args = line.split("dmltile", 1)[1].split()
+    (tmp_path / "examples").symlink_to(EXAMPLES, target_is_directory=True)
+    proc = script(*args, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    poisoned = int(re.search(r"(\d+) padding bytes poisoned with 0xCD", proc.stdout).group(1))
+    assert poisoned > 0
+    data = (tmp_path / "out.bin").read_bytes()
+    assert data.count(0xCD) >= poisoned
