@@ -351,6 +351,9 @@ def primary_edits(doc: Any, issue: Issue, level: FeatureLevel) -> list[Edit] | N
         choices = accepted_values(enum_name, level, tensor)
         at = len(parts) - 1 - parts[::-1].index(field)
         guess = did_you_mean(_at(doc, *parts), enum_name, choices)
+        other = _dtype(doc, _other(tensor)) if field == "DataType" else None
+        if guess is not None and other is not None and other in choices and other != guess:
+            guess = other  # Tile needs both tensors' types the same: the other one is already valid
         if guess is not None:
             return [Edit(op="set", path=join_path(parts[: at + 1]), value=guess.c_name)]
         edit = field_value(doc, parts[: at + 1], level)
@@ -431,12 +434,14 @@ def compute_fix(
     before: list[Issue],
     judge: Callable[[dict, FeatureLevel], list[Issue]],
     rounds: int = 3,
-) -> list[Edit] | None:
+) -> tuple[list[Edit], int] | None:
     """The issue's edits plus those that settle any new error they cause (a larger output needing a
-    larger TotalTensorSizeInBytes, say), checked by re-validating with ``judge``."""
+    larger TotalTensorSizeInBytes, say), checked by re-validating with ``judge``; and how many of
+    them are the issue's own (the rest settle their effects)."""
     edits = primary_edits(doc, issue, level)
     if not edits:
         return None
+    own = len(edits)
     seen = {_key(i) for i in before if i.severity == "error"}
     for _ in range(rounds):
         try:
@@ -445,13 +450,13 @@ def compute_fix(
             return None
         new = [i for i in judge(fixed, level) if i.severity == "error" and _key(i) not in seen]
         if not new:
-            return edits
+            break
         for i in new:
             more = primary_edits(fixed, i, level)
             if not more:
-                return edits
+                return edits, own
             edits = edits + more
-    return edits
+    return edits, own
 
 
 def attach_fixes(
@@ -469,30 +474,35 @@ def attach_fixes(
     out = []
     for i in issues:
         try:
-            edits = compute_fix(doc, i, level, issues, judge)
+            found = compute_fix(doc, i, level, issues, judge)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError):
-            edits = None
-        if not edits:
+            found = None
+        if not found:
             out.append(i)
             continue
-        update: dict[str, Any] = {"fix": tuple(edits)}
+        edits, own = found
+        hint = i.hint
         if i.code == "DML002":
             first = edits[0]
-            update["hint"] = f'add "{first.path.rsplit(".", 1)[-1]}": {json.dumps(first.value)}' + (
-                f"; then {describe(edits[1:])}" if len(edits) > 1 else ""
-            )
+            hint = f'add "{first.path.rsplit(".", 1)[-1]}": {json.dumps(first.value)}'
         elif i.code == "DML003":
-            e = edits[0]
-            update["hint"] = (
-                f'did you mean "{e.to}"? rename it'
-                if e.op == "rename"
-                else i.hint.split("?")[-1].strip() or "remove it"
-            )
-            if e.op == "remove" and "did you mean" in i.hint:
-                update["hint"] = "remove it (the field it resembles is already present)"
+            if edits[0].op == "rename":
+                hint = f'did you mean "{edits[0].to}"? rename it'
+            elif "did you mean" in i.hint:
+                hint = "remove it (the field it resembles is already present)"
         elif i.code in ("DML104", "DML203"):  # the rule knows the rule; the fix knows the value
-            update["hint"] = f"{describe(edits[:1])} ({i.hint})"
+            hint = f"{describe(edits[:1])} ({i.hint})"
         elif i.code == "DML004":
-            update["hint"] = f"{i.hint}, e.g. {describe(edits)}" if i.hint else describe(edits)
-        out.append(i.model_copy(update=update))
+            hint = f"{i.hint}, e.g. {describe(edits[:own])}" if i.hint else describe(edits[:own])
+        elif i.code == "DML005" and "did you mean" not in i.hint:
+            hint = f"{i.hint}; e.g. {describe(edits[:own])}"
+        elif i.code == "DML005" and f'"{edits[0].value}"' not in i.hint:
+            other = _other(next((t for t in TENSORS if t in i.path), "InputTensor"))
+            hint = (
+                f"{i.hint}; but {other} is {edits[0].value} and Tile needs both the same: "
+                f"{describe(edits[:own])} (or change both)"
+            )
+        if len(edits) > own:  # what else the one fix changes, so the hint is the whole fix
+            hint += f"; then {describe(edits[own:])}"
+        out.append(i.model_copy(update={"fix": tuple(edits), "hint": hint}))
     return out

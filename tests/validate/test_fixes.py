@@ -31,6 +31,13 @@ def check_every_fix(document, level: str) -> int:
     """Apply each issue's fix; its rule passes at its path and no error appears that was not there."""
     report = dmltile.validate(document, level)
     before = errors(report)
+    # several rules on one field: their fixes give that field one value, not two
+    values: dict[str, list] = {}
+    for issue in report.issues:
+        for edit in issue.fix:
+            if edit.op == "set" and edit.path == issue.path:
+                values.setdefault(issue.path, []).append(edit.value)
+    assert all(len({json.dumps(v) for v in vs}) == 1 for vs in values.values()), values
     applied = 0
     for issue in report.issues:
         if not issue.fix:
@@ -232,6 +239,10 @@ MUTATIONS = [
     "operator_typo",
     "extra_key",
     "string_repeats",
+    "delete_tensor",
+    "extra_output_dim",
+    "tensor_type_typo",
+    "sizes_string",
 ]
 
 
@@ -298,6 +309,19 @@ def mutate(doc, kind, draw):
         tensor[draw(st.sampled_from(["Stride", "Size", "Foo", "datatype"]))] = [1]
     elif kind == "string_repeats":
         desc["Repeats"] = "1,2"
+    elif kind == "delete_tensor":
+        del desc[draw(st.sampled_from(["InputTensor", "OutputTensor"]))]
+    elif kind == "extra_output_dim":
+        out["Sizes"] = [1, *out["Sizes"]]
+    elif kind == "tensor_type_typo":
+        if "Desc" in doc:
+            doc["Desc"]["InputTensor"]["Type"] = draw(
+                st.sampled_from(["DML_TENSOR_TYPE_BUFER", "buffer", "TENSOR"])
+            )
+        else:
+            desc["InputTensor"]["Type"] = "BUFFERS"
+    elif kind == "sizes_string":
+        tensor["Sizes"] = "2,3"
     return doc
 
 
@@ -313,3 +337,18 @@ def test_every_fix_of_a_randomly_broken_descriptor_fixes_what_it_names(data):
     # the only errors without a fix: a rank the level cannot take that no axis can be dropped from
     assert all(i.code in ("DML301", "DML302") for i in unfixed), unfixed
     check_every_fix(doc, level)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_fix_for_a_level_that_lacks_the_rank_or_type_fixes_what_it_names(data):
+    doc = data.draw(valid_documents("6.4"))
+    level = data.draw(st.sampled_from(["1.0", "2.1", "3.1"]))
+    check_every_fix(doc, level)
+    fixed = doc
+    for _ in range(4):  # every fixable error in turn: what remains has no edit that could fix it
+        fixable = [i for i in dmltile.validate(fixed, level).errors if i.fix]
+        if not fixable:
+            break
+        fixed = apply_fix(fixed, fixable[0])
+    assert all(i.code in ("DML301", "DML302") for i in dmltile.validate(fixed, level).errors)
