@@ -31,8 +31,9 @@ from .validate.api import accepted_levels, check, min_feature_level, validate
 from .validate.build import tile_desc
 from .validate.document import load, parse
 from .validate.dxdispatch_models import DxDispatchModel, from_dxdispatch
+from .validate.fixes import apply_fix
 from .validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level, tile_support
-from .validate.report import Issue, ValidationReport
+from .validate.report import Edit, Issue, ValidationReport
 from .validate.rules import RULES
 
 __version__ = "0.1.0"
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_FEATURE_LEVEL",
     "RULES",
+    "apply_fix",
     "BackendComparison",
     "BufferTensorDesc",
     "CompiledTile",
@@ -47,6 +49,7 @@ __all__ = [
     "DescriptorError",
     "DmlTileError",
     "DxDispatchModel",
+    "Edit",
     "Explanation",
     "FeatureLevel",
     "FrameworkError",

@@ -6,31 +6,237 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 from __future__ import annotations
 
 import importlib.metadata
+import io
+import json
 import os
+import re
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
+from typer import _click as click  # typer vendors click
+from typer.core import TyperArgument, TyperCommand, TyperGroup
+from typer.exceptions import Abort
 
 from ..errors import DmlTileError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
+# The commands in the order a user meets them (``dmltile --help`` lists them so).
+COMMAND_ORDER = (
+    "validate",
+    "explain",
+    "run",
+    "new",
+    "check",
+    "fmt",
+    "schema",
+    "levels",
+    "rules",
+    "export",
+    "compare-dxdispatch",
+    "doctor",
+)
+
+
+class _State:
+    """Whether this invocation asked for ``--json`` and whether its one document is out yet."""
+
+    json = False
+    printed = False
+
+
+state = _State()
+
+
+def emit_json(document: Any) -> None:
+    """Print the one JSON document of a ``--json`` run on stdout."""
+    print(json.dumps(document, indent=2))
+    state.printed = True
+
+
+def error_document(message: str, status: int) -> dict:
+    """What ``--json`` prints when a command cannot run (usage error, unreadable input)."""
+    return {"error": message, "exit_status": status}
+
+
+# What an option's value looks like in --help, instead of typer's "<str>" or "<Path>".
+METAVARS = {
+    "feature_level": "LEVEL",
+    "index": "I,J,...",
+    "sizes": "N,N,...",
+    "repeats": "N,N,...",
+    "strides": "N,N,...",
+    "dtype": "TYPE",
+    "backend": "NAME",
+    "seed": "INT",
+    "resource": "NAME",
+    "write_file": "FILE",
+    "svg": "FILE",
+}
+
+
+class _Argument(TyperArgument):
+    def display_type_rich(self, ctx: click.Context) -> str | None:
+        return None  # the metavar (FILE, FILES...) already says what it is
+
+    def _rich_display_name(self) -> str:
+        return self.display_name_raw + ("..." if self.nargs != 1 else "")
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw if self.required else f"[{self.display_name_raw}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+
+def _is_path(param: Any) -> bool:
+    desc = getattr(param, "type_descriptor", None)
+    return bool(getattr(desc, "is_path", False))
+
+
+def tidy_params(params: list) -> list:
+    """Metavars that read well: nothing after a flag, FILE for paths, LEVEL for levels."""
+    for p in params:
+        if p.metavar is not None:
+            continue
+        if getattr(p, "is_flag", False):
+            p.metavar = ""
+        elif isinstance(p, TyperArgument):
+            p.__class__ = _Argument
+            p.metavar = (p.name or "arg").upper()
+        else:
+            p.metavar = METAVARS.get(p.name or "", "FILE" if _is_path(p) else (p.name or "").upper())
+    return params
+
+
+def unwrap_help(text: str | None) -> str | None:
+    """Docstring paragraphs as one line each (the terminal wraps them to its width); a line that
+    starts an example or an exit-status list keeps its own line."""
+    if not text:
+        return text
+    out = []
+    for para in text.split("\n\n"):
+        lines: list[str] = []
+        for line in para.strip().splitlines():
+            line = line.strip()
+            if lines and not line.startswith(("Example", "then", "dmltile ", "Exit status")):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        out.append("\n".join(lines))
+    return "\n\n".join(out)
+
+
+class DmlTileCommand(TyperCommand):
+    """typer's command with tidy metavars and unwrapped help paragraphs."""
+
+    def get_params(self, ctx: click.Context) -> list:
+        return tidy_params(super().get_params(ctx))
+
+
+class DmlTileGroup(TyperGroup):
+    """typer's group with the commands in use order, no type metavars on flags, and ``--json``
+    keeping its promise (one JSON document on stdout) for usage errors too."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = list(self.commands)
+        return [n for n in COMMAND_ORDER if n in names] + [n for n in names if n not in COMMAND_ORDER]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if type(command) is TyperCommand:
+            command.__class__ = DmlTileCommand
+            command.help = unwrap_help(command.help)
+        return command
+
+    def get_params(self, ctx: click.Context) -> list:
+        return tidy_params(super().get_params(ctx))
+
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **kw: Any,
+    ) -> Any:
+        argv = list(sys.argv[1:] if args is None else args)
+        state.json, state.printed = "--json" in argv, False
+        if not state.json:
+            return super().main(args, prog_name, complete_var, standalone_mode, **kw)
+        try:
+            status = super().main(args, prog_name, complete_var, False, **kw)
+        except click.ClickException as e:
+            err_console.print(f"error: {e.format_message()}", highlight=False, markup=False)
+            if not state.printed:
+                emit_json(error_document(e.format_message(), e.exit_code))
+            status = e.exit_code
+        except Abort:
+            status = EXIT_INVALID
+        if standalone_mode:
+            sys.exit(status or 0)
+        return status
+
+
 app = typer.Typer(
     name="dmltile",
     help="Validate, run, lower and explain DirectML Tile descriptors (DML_TILE_OPERATOR_DESC).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
+    cls=DmlTileGroup,
 )
-console = Console()
+
+
+def _console(**kw: Any) -> Console:
+    """A console that never wraps lines when the output is not a terminal (a pipe, a file), so
+    ``grep`` sees whole lines; in a terminal it fits the window."""
+    probe = Console(**kw)
+    if probe.is_terminal:
+        return probe
+    return Console(soft_wrap=True, width=max(probe.width, 100), **kw)
+
+
+console = _console()
+_WIDE = 2000
+
+
+_RULE = re.compile(r"^─+(?: (.*?) )?─+$")
+
+
+def print_whole_lines(renderable: Any) -> None:
+    """Print so that no line is wrapped or cropped when the output is not a terminal (a pipe, a
+    file): the renderable is laid out as wide as it needs, trailing blanks are dropped, and
+    horizontal rules (section titles) keep the usual width. In a terminal it fits the window."""
+    if console.is_terminal:
+        console.print(renderable)
+        return
+    wide = Console(width=_WIDE, soft_wrap=True, file=io.StringIO(), color_system=None)
+    wide.print(renderable)
+    width = console.width
+    for line in wide.file.getvalue().splitlines():  # type: ignore[attr-defined]
+        line = line.rstrip()
+        rule = _RULE.match(line) if len(line) >= _WIDE - 1 else None
+        if rule:
+            title = f" {rule.group(1)} " if rule.group(1) else ""
+            left = max((width - len(title)) // 2, 3)
+            line = "─" * left + title + "─" * max(width - left - len(title), 3)
+        print(line)
+
+
+print_table = print_whole_lines  # a table at its natural width: each row one line, for grep
+
+
 err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
 
 
 def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
-    """Print one clear line to stderr and return the Exit to raise."""
+    """Print one clear line to stderr (and, under ``--json``, the error document on stdout) and
+    return the Exit to raise."""
     err_console.print("[bold red]error:[/] ", end="")
     err_console.print(message, highlight=False, markup=False)
+    if state.json and not state.printed:
+        emit_json(error_document(message, status))
     return typer.Exit(status)
 
 
@@ -40,6 +246,8 @@ def main() -> None:
         app()
     except DmlTileError as e:
         err_console.print(f"error: {e}", highlight=False, markup=False)
+        if state.json and not state.printed:
+            emit_json(error_document(str(e), EXIT_USAGE))
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)

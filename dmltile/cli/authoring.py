@@ -11,14 +11,16 @@ from ..core.enums import DataType
 from ..core.tensor import UINT32_MAX
 from ..errors import DescriptorError, EnumParseError, InputError
 from ..validate.api import validate
-from ..validate.build import tile_desc
+from ..validate.build import data_type_of, tile_desc
 from ..validate.document import parse
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.rules import unreadable_issues
 from ..validate.schema import document_schema
+from ..validate.suggest import enum_hint
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
+from .report_schemas import REPORTS, report_schema
 
 
 def _print_issues(issues) -> None:
@@ -31,7 +33,11 @@ def _print_issues(issues) -> None:
 def new_cmd(
     sizes: str = typer.Option(..., "--sizes", help="Input sizes, outermost first, e.g. 1,1,2,3."),
     repeats: str = typer.Option(..., "--repeats", help="Repeats per dimension, e.g. 1,1,3,3."),
-    dtype: str = typer.Option("FLOAT32", "--dtype", help="FLOAT32, FLOAT16, INT8, ... (or the full C name)."),
+    dtype: str = typer.Option(
+        "FLOAT32",
+        "--dtype",
+        help="FLOAT32, FLOAT16, INT8, ... (or the full C name, or a NumPy name: float32).",
+    ),
     strides: str | None = typer.Option(
         None, "--strides", help="Input strides in elements (default: packed)."
     ),
@@ -64,11 +70,10 @@ def new_cmd(
                 f"past the UINT limit {UINT32_MAX}"
             )
     try:
-        data_type = DataType.parse(dtype)
-    except EnumParseError as e:
-        raise fail(
-            f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; use one of {', '.join(e.choices[:14])}"
-        ) from None
+        data_type = DataType.parse(data_type_of(dtype))
+    except EnumParseError:
+        hint, _ = enum_hint(dtype, "DML_TENSOR_DATA_TYPE", level, "InputTensor")
+        raise fail(f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; {hint}") from None
     try:
         desc = tile_desc(in_sizes, reps, dtype=data_type, strides=in_strides)
     except DescriptorError as e:  # e.g. an output size past UINT: the options cannot make a descriptor
@@ -82,7 +87,7 @@ def new_cmd(
 
 @app.command("fmt")
 def fmt_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     in_place: bool = typer.Option(False, "--in-place", "-w", help="Rewrite the file instead of printing."),
 ) -> None:
     """Print a descriptor in canonical form: the wrapped document with every field written, C names.
@@ -92,6 +97,8 @@ def fmt_cmd(
 
     Example: dmltile fmt examples/valid_short_form.json
     """
+    if in_place and str(file) == "-":
+        raise fail("--in-place needs a file, not - (stdin)")
     try:
         desc, issues = parse(readable_file(file))
     except InputError as e:
@@ -113,9 +120,23 @@ def fmt_cmd(
 
 
 @app.command("schema")
-def schema_cmd() -> None:
-    """Print the JSON Schema of the descriptor document (generated from the models).
+def schema_cmd(
+    report: str | None = typer.Option(
+        None,
+        "--report",
+        metavar="COMMAND",
+        help=f"Print instead the JSON Schema of a command's --json output: {', '.join(REPORTS)}.",
+    ),
+) -> None:
+    """Print the JSON Schema of the descriptor document (generated from the models), or of a
+    command's --json report.
 
     Example: dmltile schema > tile.schema.json
     """
+    if report is not None:
+        try:
+            print(json.dumps(report_schema(report), indent=2))
+        except ValueError as e:
+            raise fail(str(e)) from None
+        return
     print(json.dumps(document_schema(), indent=2))

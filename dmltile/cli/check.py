@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -13,7 +12,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..lower.model_check import RUNS_ON_GPU, TileNodeReport, check_model_levels
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, fail
 
 COLOURS = {
     "dispatch": "green",
@@ -195,14 +194,16 @@ def check_cmd(
         doc: dict = {"model": str(model)}
         if all_levels:
             doc["feature_levels"] = [lv.dotted for lv in levels]
+            doc["feature_levels_c_name"] = [lv.c_name for lv in levels]
             doc["nodes"] = [
                 {**reports[-1].to_dict(), "levels": [r.to_dict() for r in reports]}
                 for reports in results.values()
             ]
         else:
             doc["feature_level"] = levels[0].dotted
+            doc["feature_level_c_name"] = levels[0].c_name
             doc["nodes"] = [r.to_dict() for r in newest]
-        print(json.dumps(doc, indent=2))
+        emit_json(doc)
         raise typer.Exit(status)
     if not results:
         console.print(f"{model}: no Tile nodes", highlight=False)

@@ -3,7 +3,6 @@ real DirectML with DxDispatch, and check what it printed against dmltile's NumPy
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,8 @@ from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.report import ValidationReport
 from ..validate.rules import issue
 from ..validate.source import read_source
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail
+from .options import readable_file
 
 
 def _read_input(path: Path) -> np.ndarray:
@@ -76,7 +76,7 @@ def dxdispatch_results(path: Path, data: Any, levels: list) -> tuple[dict, dict]
 
 @app.command("export")
 def export_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file (any form dmltile reads)."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file (any form dmltile reads), or - for stdin."),
     to_dxdispatch: bool = typer.Option(
         False, "--dxdispatch", help="Write a DxDispatch model (the only format so far)."
     ),
@@ -110,7 +110,7 @@ def export_cmd(
     if expect and output is None:
         raise fail("--expect writes <model>.expected.npy next to the model: give the model file with -o")
     try:
-        desc = load(file)
+        desc = load(readable_file(file))
     except InputError as e:
         raise fail(str(e)) from None
     except DmlTileError as e:
@@ -186,11 +186,11 @@ def compare_cmd(
         result = compare_dxdispatch(output, expected, resource)
     except UnreadableOutput as e:
         if as_json:
-            print(json.dumps({"identical": None, "error": str(e)}))
+            emit_json({"identical": None, "error": str(e), "exit_status": EXIT_USAGE})
             raise typer.Exit(EXIT_USAGE) from None
         raise fail(str(e)) from None
     if as_json:
-        print(json.dumps({"identical": result.identical, "message": result.message, "index": result.index}))
+        emit_json({"identical": result.identical, "message": result.message, "index": result.index})
     else:
         colour = "green" if result.identical else "red"
         verdict = result.message if result.identical else "DIFFERENT: " + result.message

@@ -14,7 +14,7 @@ from ..teach.render import render
 from ..teach.svg import to_svg
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text
 from ..validate.rules import unreadable_issues
-from .app import EXIT_INVALID, EXIT_OK, app, console, fail
+from .app import EXIT_INVALID, EXIT_OK, app, console, fail, print_whole_lines
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 
@@ -29,7 +29,7 @@ def _write(path: Path, text: str, option: str) -> None:
 
 @app.command("explain")
 def explain_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     feature_level: str = typer.Option(
         DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help=f"The level to judge it at ({levels_text()})."
     ),
@@ -75,7 +75,7 @@ def explain_cmd(
     model = None
     if ex.desc is not None:
         model = build_picture(ex.desc, out_index, max_width=max(60, min(console.width, 140)))
-    console.print(render(ex, model))
+    print_whole_lines(render(ex, model))
     if svg is not None and model is not None:
         _write(svg, to_svg(model, title=f"dmltile explain {file.name}"), "--svg")
     if html is not None:

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import json
-
 import typer
 from rich import box
 from rich.markup import escape
@@ -13,7 +11,7 @@ from rich.table import Table
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
 from ..validate.rules import RULES
-from .app import app, console
+from .app import app, console, emit_json, print_table
 
 
 def levels_document() -> dict:
@@ -24,7 +22,7 @@ def levels_document() -> dict:
         "rows": [
             {
                 "feature_level": row.feature_level.dotted,
-                "c_name": row.feature_level.c_name,
+                "feature_level_c_name": row.feature_level.c_name,
                 **{
                     t: {
                         "dimension_counts": sorted(row.tensors[t].dimension_counts),
@@ -48,10 +46,11 @@ def levels_cmd(
     Example: dmltile levels --json
     """
     if as_json:
-        print(json.dumps(levels_document(), indent=2))
+        emit_json(levels_document())
         return
     table = Table(
-        title="DML_OPERATOR_TILE tensor support (levels without a row inherit the row above)",
+        title="DML_OPERATOR_TILE tensor support "
+        "(a level without a row has the support of the nearest row at or below it)",
         box=box.SIMPLE_HEAD,
     )
     for col in ("feature level", "tensors", "dimensions", "data types"):
@@ -67,7 +66,7 @@ def levels_cmd(
                 s.dims_text(),
                 ", ".join(d.name for d in s.data_types),
             )
-    console.print(table)
+    print_table(table)
     console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
     console.print(
         f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
@@ -85,20 +84,11 @@ def rules_cmd(
     """
     rules = sorted(RULES.values(), key=lambda r: r.code)
     if as_json:
-        print(
-            json.dumps(
-                [
-                    {
-                        "code": r.code,
-                        "rule": r.rule,
-                        "severity": r.severity,
-                        "phase": r.phase,
-                        "source": r.source,
-                    }
-                    for r in rules
-                ],
-                indent=2,
-            )
+        emit_json(
+            [
+                {"code": r.code, "rule": r.rule, "severity": r.severity, "phase": r.phase, "source": r.source}
+                for r in rules
+            ]
         )
         return
     table = Table(box=box.SIMPLE_HEAD, title="dmltile rules")
@@ -108,7 +98,7 @@ def rules_cmd(
     for r in rules:
         code = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
         table.add_row(code, r.rule, r.source)
-    console.print(table)
+    print_table(table)
 
 
 @app.command("doctor")
@@ -121,7 +111,7 @@ def doctor_cmd(
     """
     report = doctor_report()
     if as_json:
-        print(json.dumps(report, indent=2))
+        emit_json(report)
         return
     ort_info, dml = report["onnxruntime"], report["directml"]
     table = Table(box=box.SIMPLE_HEAD, show_header=False, title="dmltile doctor")
@@ -155,4 +145,4 @@ def doctor_cmd(
     ]
     for name, value in rows:
         table.add_row(name, value if "[/]" in value else escape(value))
-    console.print(table)
+    print_table(table)

@@ -6,6 +6,7 @@ Every parser raises ``typer.Exit(2)`` through ``fail`` with one line naming the 
 from __future__ import annotations
 
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,18 @@ def special_file_problem(path: Path) -> str | None:
     return f"{path} is not a regular file (a pipe, socket or device); give a descriptor file"
 
 
-def readable_file(path: Path) -> Path:
-    """``path`` when it may be read as a document; exit 2 for a pipe, socket or device."""
+def stdin_or(path: Path) -> Path | bytes:
+    """The bytes of standard input for ``-``, else the path."""
+    if str(path) == "-":
+        return sys.stdin.buffer.read()
+    return path
+
+
+def readable_file(path: Path) -> Path | bytes:
+    """``path`` when it may be read as a document (``-``: standard input's bytes); exit 2 for a
+    pipe, socket or device."""
+    if str(path) == "-":
+        return stdin_or(path)
     problem = special_file_problem(path)
     if problem:
         raise fail(problem)

@@ -67,7 +67,7 @@ def check_budget(desc: OperatorDesc) -> None:
 
 @app.command("run")
 def run_cmd(
-    file: Path = typer.Argument(..., help="A descriptor JSON file."),
+    file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     input_path: Path | None = typer.Option(
         None, "--input", help="Input array (.npy) with the input Sizes and DataType."
     ),
@@ -178,7 +178,12 @@ def _run_buffers(
     """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
     if input_buffer is not None:
         try:
-            in_bytes = np.fromfile(readable_file(input_buffer), dtype=np.uint8)
+            source = readable_file(input_buffer)
+            in_bytes = (
+                np.frombuffer(source, np.uint8).copy()
+                if isinstance(source, bytes)
+                else np.fromfile(source, dtype=np.uint8)
+            )
         except OSError as e:
             raise fail(f"--input-buffer {input_buffer}: cannot read ({e.strerror or e})") from None
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -16,27 +15,54 @@ from ..validate.api import validate as validate_descriptor
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
-from ..validate.source import Loaded, read_source
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, err_console, fail
+from ..validate.source import Loaded, NotJson, looks_like_descriptor, read_source
+from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
 from .dxdispatch import dxdispatch_results
 from .options import feature_level as parse_level
-from .options import special_file_problem
+from .options import special_file_problem, stdin_or
 
 
-def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str]]:
-    """Files as given; a directory becomes its ``*.json`` files, sorted. Also returns the paths that
-    name nothing usable (an empty directory), with the reason."""
+def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str], dict[str, str]]:
+    """Files as given; a directory becomes its ``*.json`` files, sorted, leaving out JSON files that
+    are neither descriptors nor DxDispatch models (reports, JSON Schemas). Also returns the paths
+    that name nothing usable (an empty directory) and the files skipped, each with the reason."""
     files: list[Path] = []
     problems: dict[str, str] = {}
+    skipped: dict[str, str] = {}
     for p in paths:
-        if p.is_dir():
+        if str(p) != "-" and p.is_dir():
             found = sorted(q for q in p.glob("*.json"))
-            if not found:
-                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files"
-            files.extend(found)
+            kept = 0
+            for q in found:
+                why = None if special_file_problem(q) else not_a_descriptor(q)  # never read a pipe
+                if why:
+                    skipped[str(q)] = why
+                else:
+                    files.append(q)
+                    kept += 1
+            if not kept:
+                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
+                    f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
+                )
         else:
             files.append(p)
-    return files, problems
+    return files, problems, skipped
+
+
+def not_a_descriptor(path: Path) -> str | None:
+    """Why a JSON file found in a directory is not a document to validate, or None when it may be
+    one (unreadable or broken JSON is still reported, as it may be a descriptor with a typo)."""
+    try:
+        data = read_source(path)
+    except InputError:
+        return None
+    if isinstance(data, NotJson) or looks_like_descriptor(data):
+        return None
+    if isinstance(data, dict) and "$schema" in data:
+        return "a JSON Schema"
+    if isinstance(data, dict) and {"files", "feature_levels"} <= data.keys():
+        return "a dmltile validate report"
+    return "JSON that is neither a descriptor nor a DxDispatch model"
 
 
 def is_unreadable(report: ValidationReport) -> bool:
@@ -85,7 +111,7 @@ def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationR
             (r.feature_level.dotted for r in reports if r.valid and r.feature_level), "[red]none[/]"
         )
         table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
-    console.print(table)
+    print_table(table)
 
 
 def print_reports(results: dict[str, list[ValidationReport]]) -> None:
@@ -103,10 +129,23 @@ def print_reports(results: dict[str, list[ValidationReport]]) -> None:
                 console.print(f"      fix: {i.hint}", highlight=False, markup=False, soft_wrap=True)
 
 
+def _file_entry(f: str, reports: list[ValidationReport], all_levels: bool) -> dict:
+    entry: dict = {
+        "file": f,
+        "valid": all(r.valid for r in reports),
+        "reports": [r.to_dict() for r in reports],
+    }
+    if all_levels:  # the lowest level that accepts it, as the matrix's last column shows
+        lowest = next((r.feature_level for r in reports if r.valid and r.feature_level), None)
+        entry["min_feature_level"] = lowest.dotted if lowest else None
+        entry["min_feature_level_c_name"] = lowest.c_name if lowest else None
+    return entry
+
+
 @app.command("validate")
 def validate_cmd(
     files: list[Path] = typer.Argument(
-        ..., help="Descriptor JSON files, or directories of them (their *.json files)."
+        ..., help="Descriptor JSON files, directories of them (their *.json files), or - for stdin."
     ),
     feature_level: str = typer.Option(
         DEFAULT_FEATURE_LEVEL,
@@ -129,7 +168,7 @@ def validate_cmd(
     if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
         raise fail("give either --feature-level or --all-levels, not both")
     levels = list(known_levels()) if all_levels else [parse_level(feature_level)]
-    paths, unreadable = expand(files)
+    paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
     not_covered: dict[str, str] = {}
     for path in paths:
@@ -138,7 +177,8 @@ def validate_cmd(
             unreadable[str(path)] = problem
             continue
         try:
-            data = Loaded(read_source(path))  # read once, judged at every level
+            data = Loaded(read_source(stdin_or(path)))  # read once, judged at every level
+            path = Path("<stdin>") if str(path) == "-" else path
             dx = dxdispatch_results(path, data, levels)
             if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
                 results.update(dx[0])
@@ -157,15 +197,14 @@ def validate_cmd(
     if as_json:
         doc = {
             "valid": status == EXIT_OK,
-            "feature_levels": [lv.c_name for lv in levels],
-            "files": [
-                {"file": f, "valid": all(r.valid for r in reports), "reports": [r.to_dict() for r in reports]}
-                for f, reports in results.items()
-            ],
+            "exit_status": status,
+            "feature_levels": [lv.dotted for lv in levels],
+            "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
             "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
             "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
+            "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
         }
-        print(json.dumps(doc, indent=2))
+        emit_json(doc)
         raise typer.Exit(status)
     readable = {f: reports for f, reports in results.items() if f not in unreadable}
     if all_levels:
@@ -175,6 +214,14 @@ def validate_cmd(
     for f, op in not_covered.items():
         console.print(
             f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False
+        )
+    if skipped:
+        err_console.print(
+            f"skipped {len(skipped)} JSON file{'s' * (len(skipped) != 1)} that {'are' if len(skipped) != 1 else 'is'} "
+            "neither a descriptor nor a DxDispatch model: "
+            + ", ".join(f"{Path(f).name} ({why})" for f, why in skipped.items()),
+            highlight=False,
+            markup=False,
         )
     for message in unreadable.values():
         err_console.print("[bold red]unreadable:[/] ", end="")

@@ -56,6 +56,16 @@ def type_name(elem_type: int) -> str:
     return ONNX_TYPES.get(name, name.lower())
 
 
+def _is_json_text(name: str) -> bool:
+    """Whether the file starts like a JSON object or array (after blanks or a // comment)."""
+    try:
+        with open(name, "rb") as f:
+            head = f.read(256).lstrip()
+    except OSError:
+        return False
+    return head[:1] in (b"{", b"[") or head[:2] in (b"//", b"/*")
+
+
 def read_model(path: Any):
     """(ModelProto as read, base directory for external data). InputError if unreadable."""
     onnx, _ = onnx_modules()
@@ -69,7 +79,12 @@ def read_model(path: Any):
     except FileNotFoundError:
         raise InputError(f"{name}: no such file") from None
     except Exception as e:  # protobuf DecodeError and friends: the bytes are not a model
-        raise InputError(f"{name}: not a readable ONNX model ({type(e).__name__}: {str(e)[:120]})") from None
+        if _is_json_text(name):
+            raise InputError(
+                f"{name} is JSON (a Tile descriptor or a DxDispatch model?), not an ONNX model: "
+                f"check it with `dmltile validate {name}`"
+            ) from None
+        raise InputError(f"{name}: not a readable ONNX model ({type(e).__name__})") from None
     if not model.HasField("graph"):
         raise InputError(f"{name}: not a readable ONNX model (no graph)")
     return model, os.path.dirname(os.path.abspath(name))

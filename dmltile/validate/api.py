@@ -10,10 +10,11 @@ from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
 from .document import parse
+from .fixes import attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
 from .report import Issue, ValidationReport
 from .rules import descriptor_checks, issue, level_checks
-from .source import Source
+from .source import Loaded, Source, looks_like_dxdispatch, read_source
 from .versions import DirectmlVersion, parse_directml_version, version_issues
 
 
@@ -78,16 +79,26 @@ def _target(
     return level, version, []
 
 
+def _judge(document: dict, level: FeatureLevel) -> list[Issue]:
+    """Every issue of a document at a level, without fixes (what a fix is checked against)."""
+    desc, issues = parse(Loaded(document), level)
+    if desc is not None:
+        issues = issues + descriptor_issues(desc) + level_issues(desc, level)
+    return issues
+
+
 def parse_and_validate(
     source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, directml: Any = None
 ) -> tuple[OperatorDesc | None, ValidationReport]:
     """Read and parse once, run every rule: the model (None when it cannot be parsed) and the report.
 
     ``directml="1.9.1"`` answers as that DirectML version's CreateOperator does (measured); the
-    version implies its max feature level unless a lower ``feature_level`` is given.
+    version implies its max feature level unless a lower ``feature_level`` is given. Each issue
+    carries the fix computed from this document (``Issue.fix``).
     """
     level, version, issues = _target(feature_level, directml)
-    desc, parse_issues = parse(source)
+    data = read_source(source)
+    desc, parse_issues = parse(Loaded(data), level)
     issues.extend(parse_issues)
     sizes = None
     if desc is not None:
@@ -97,6 +108,9 @@ def parse_and_validate(
         if version is not None:
             issues = version_issues(desc, issues, version)
         sizes = _output_sizes(desc)
+    raw = data.to_dict() if isinstance(data, OperatorDesc) else data
+    if isinstance(raw, dict) and not looks_like_dxdispatch(raw):
+        issues = attach_fixes(raw, issues, level, _judge)
     return desc, ValidationReport(
         valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
     )

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from ..core.enums import DataType
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DmlTileError
@@ -17,12 +20,14 @@ def tile_desc(
     dtype: Any = "FLOAT32",
     strides: Sequence[int] | None = None,
 ) -> OperatorDesc:
-    """A correct Tile descriptor: the input as given (packed unless ``strides``), a packed output
+    """A correct Tile descriptor (``dtype``: FLOAT32, DML_TENSOR_DATA_TYPE_FLOAT32, a NumPy dtype or
+    its name): the input as given (packed unless ``strides``), a packed output
     of ``input_sizes * repeats``, and every count and byte size computed.
 
     Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
     type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
     """
+    dtype = data_type_of(dtype)
     if len(input_sizes) != len(repeats):
         raise DmlTileError(
             f"{len(repeats)} repeats for {len(input_sizes)} input sizes; give one repeat per dimension"
@@ -38,3 +43,16 @@ def tile_desc(
             "Repeats": list(repeats),
         }
     )
+
+
+def data_type_of(dtype: Any) -> Any:
+    """A DataType from a DirectML spelling, or from a NumPy dtype or its name (``np.float32``,
+    ``"float32"``); anything else is passed on for the document's own error."""
+    try:
+        return DataType.parse(dtype)
+    except ValueError:
+        pass
+    try:
+        return DataType.from_numpy(np.dtype(dtype))
+    except (TypeError, ValueError):
+        return dtype

@@ -6,13 +6,13 @@ canonical wrapped document; cross-field and feature-level rules run afterwards (
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
+from ..core.enums import FeatureLevel
 from ..core.fields import FIELDS, c_type_range
 from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
@@ -20,6 +20,7 @@ from .dxdispatch import single_tile_document
 from .report import Issue
 from .rules import issue
 from .source import NotJson, Source, looks_like_dxdispatch, read_source
+from .suggest import closest_key, enum_hint, keys_at
 
 
 def format_path(loc: tuple) -> str:
@@ -39,8 +40,9 @@ def show(value: Any, limit: int = 48) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
-    """Parse a document into a model, or into the structural issues that stop it."""
+def parse(source: Source, level: FeatureLevel | None = None) -> tuple[OperatorDesc | None, list[Issue]]:
+    """Parse a document into a model, or into the structural issues that stop it. ``level`` only
+    narrows the data types that hints offer to those Tile takes there (default: the newest level)."""
     data = read_source(source)
     if isinstance(data, OperatorDesc):
         return data, []
@@ -68,7 +70,7 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
     try:
         return OperatorDesc.model_validate(data), []
     except ValidationError as e:
-        return None, issues_from_pydantic(e.errors())
+        return None, issues_from_pydantic(e.errors(), level)
     except RecursionError:
         return None, [issue("DML001", "", "the document is nested too deeply to read")]
 
@@ -87,9 +89,9 @@ def _json_kind(value: Any) -> str:
     return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
 
 
-def issues_from_pydantic(errors: list[ErrorDetails]) -> list[Issue]:
+def issues_from_pydantic(errors: list[ErrorDetails], level: FeatureLevel | None = None) -> list[Issue]:
     """Turn pydantic's errors into issues with DML0xx codes, in document order."""
-    issues = [_issue(err) for err in errors]
+    issues = [_issue(err, level) for err in errors]
     not_tile = [i for i in issues if i.code == "DML207"]
     if not_tile:  # the Desc of another operator is not a Tile desc; its field errors are noise
         return not_tile + [i for i in issues if i.code != "DML207" and not i.path.startswith("Desc")]
@@ -111,7 +113,11 @@ def _field_of(loc: tuple) -> str:
     return names[-1] if names else ""
 
 
-def _issue(err: ErrorDetails) -> Issue:
+def _tensor_of(loc: tuple) -> str:
+    return "OutputTensor" if "OutputTensor" in loc else "InputTensor"
+
+
+def _issue(err: ErrorDetails, level: FeatureLevel | None = None) -> Issue:
     loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
     path, field = format_path(loc), _field_of(loc)
     info = FIELDS.get(field)
@@ -124,17 +130,18 @@ def _issue(err: ErrorDetails) -> Issue:
             f'add "{field}"{example}',
         )
     if kind == "extra_forbidden":
-        close = difflib.get_close_matches(field, FIELDS, n=1)
-        hint = f'did you mean "{close[0]}"? Otherwise remove it' if close else "remove it"
+        close = closest_key(field, keys_at(loc))
+        hint = f'did you mean "{close}"? Otherwise remove it' if close else "remove it"
         return issue("DML003", path, f'unknown field "{field}" (value {show(value)})', hint)
     if kind == "dml_enum":
         ctx = err.get("ctx", {})
+        enum_name = "DML_OPERATOR_TYPE" if loc == ("Type",) else ctx.get("enum", "")
+        hint, _ = enum_hint(value, enum_name, level, _tensor_of(loc))
         return issue(
             "DML005",
             path,
             f"{field} is {show(value)}, which is not a {ctx.get('enum', 'known enum')} value",
-            _ENUM_HINTS.get(str(value).upper(), "") + f"use one of {ctx.get('choices', '')}"
-            f" (short names, full C names or the C integers)",
+            _ENUM_HINTS.get(str(value).upper(), "") + hint,
         )
     if kind == "dml_not_tile":
         return issue(

@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer
+from pydantic import BaseModel, ConfigDict, PlainSerializer, computed_field
 
 from ..core.enums import FeatureLevel
 
 Severity = Literal["error", "warning"]
-LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.c_name, return_type=str)]
+# One spelling of a level in every JSON document: "6.4" (the C name goes in a field of its own).
+LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.dotted, return_type=str)]
+
+
+class Edit(BaseModel):
+    """One step of a machine-applicable fix, at a path into the canonical wrapped document:
+    ``set`` the value there (adding the key if missing), ``rename`` the key to ``to``, or ``remove`` it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Literal["set", "rename", "remove"]
+    path: str
+    value: Any = None
+    to: str | None = None
 
 
 class Issue(BaseModel):
@@ -23,6 +36,7 @@ class Issue(BaseModel):
     message: str
     hint: str = ""
     severity: Severity = "error"
+    fix: tuple[Edit, ...] = ()  # applied in order (dmltile.apply_fix), the rule passes; empty: no edit can
 
     def __str__(self) -> str:
         text = f"{self.code} {self.severity} at {self.path or '<document>'}: {self.message}"
@@ -36,6 +50,12 @@ class ValidationReport(BaseModel):
     feature_level: LevelName | None
     output_sizes: list[int] | None = None
     issues: list[Issue] = []
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def feature_level_c_name(self) -> str | None:
+        """The level as DirectML.h spells it, e.g. DML_FEATURE_LEVEL_6_4."""
+        return self.feature_level.c_name if self.feature_level else None
 
     @property
     def errors(self) -> list[Issue]:

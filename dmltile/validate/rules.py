@@ -237,12 +237,18 @@ def check_dword_size(desc: OperatorDesc):
     for name, p, t in tensors(desc):
         total = t.total_tensor_size_in_bytes
         if total % 4:
+            # one value that satisfies DML105 too when the size is also below the minimum
+            need = (
+                calc_buffer_tensor_size(t.data_type, t.sizes, t.strides)
+                if _strides_usable(t) and t.data_type.bits
+                else 0
+            )
             yield issue(
                 "DML106",
                 f"{p}.TotalTensorSizeInBytes",
                 f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4: DirectML accepts the "
                 "descriptor, but the buffer you bind for it must be a multiple of 4 bytes long",
-                f"bind a buffer of at least {total + (-total) % 4} bytes, or write {total + (-total) % 4} here",
+                f"set TotalTensorSizeInBytes to {max(need, total + (-total) % 4)} (or bind a buffer that long)",
             )
 
 

@@ -62,6 +62,17 @@ def is_dispatchable(data: Any) -> bool:
     )
 
 
+DESCRIPTOR_KEYS = frozenset({"Type", "Desc", "InputTensor", "OutputTensor", "Repeats", "RepeatsCount"})
+
+
+def looks_like_descriptor(data: Any) -> bool:
+    """Whether ``data`` may be meant as a Tile descriptor or a DxDispatch model (any of the keys
+    either has at its top), as opposed to other JSON such as a report or a JSON Schema."""
+    if looks_like_dxdispatch(data):
+        return True
+    return isinstance(data, dict) and bool(DESCRIPTOR_KEYS & data.keys()) and "$schema" not in data
+
+
 def looks_like_dxdispatch(data: Any) -> bool:
     """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document."""
     return is_model(data) or is_dispatchable(data)

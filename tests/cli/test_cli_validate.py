@@ -40,7 +40,7 @@ def test_doc_example_json_report_from_a_real_subprocess():
     doc = json_out(proc.stdout)  # nothing but one JSON document on stdout
     assert doc["files"][0]["reports"][0] == dmltile.validate(DOC_EXAMPLE).to_dict()
     assert doc["files"][0]["reports"][0]["output_sizes"] == [1, 1, 6, 9]  # the DirectML page's example
-    assert doc["feature_levels"] == ["DML_FEATURE_LEVEL_6_4"]
+    assert doc["feature_levels"] == ["6.4"]
 
 
 def test_several_files_exit_1_when_any_is_invalid():
@@ -58,10 +58,10 @@ def test_directory_expands_to_its_json_files():
 def test_all_levels_json_has_one_report_per_known_level():
     doc = json_out(invoke("validate", EXAMPLES / "invalid_fl3_1_int64.json", "--all-levels", "--json").stdout)
     reports = doc["files"][0]["reports"]
-    assert [r["feature_level"] for r in reports] == [lv.c_name for lv in dmltile.known_levels()]
+    assert [r["feature_level"] for r in reports] == [lv.dotted for lv in dmltile.known_levels()]
     # INT64 Tile needs 4.1 (DirectML page, tensor support); the example is 2-D, so below 3.1 DML301 too.
     valid_from = [r["feature_level"] for r in reports if r["valid"]]
-    assert valid_from[0] == "DML_FEATURE_LEVEL_4_1" and len(valid_from) == len(reports) - 6
+    assert valid_from[0] == "4.1" and len(valid_from) == len(reports) - 6
 
 
 def test_all_levels_matrix_rows_files_columns_levels():
@@ -178,7 +178,7 @@ def test_unknown_feature_level_exits_2(level):
 @pytest.mark.parametrize("spelling", ["3_1", "DML_FEATURE_LEVEL_3_1", "0x3100", "3.1"])
 def test_feature_level_spellings(spelling):
     doc = json_out(invoke("validate", DOC_EXAMPLE, "-l", spelling, "--json").stdout)
-    assert doc["feature_levels"] == ["DML_FEATURE_LEVEL_3_1"]
+    assert doc["feature_levels"] == ["3.1"]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")

@@ -37,6 +37,7 @@ VALID = {
     "valid_fl4_1_int64_2d.json": "4.1",
     "valid_short_form.json": "1.0",
     "valid_strided_padded_input.json": "1.0",
+    "valid_padded_output.json": "1.0",
     "valid_warning_total_size_not_dword.json": "1.0",
 }
 

@@ -1,0 +1,354 @@
+"""Every fix, applied, satisfies the rule it names and makes no new error (issue 12, item 1).
+
+The fixes are computed from the document at hand; these tests apply them to the shipped invalid
+examples and to a few hundred descriptors broken at random, and validate again.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dmltile
+from dmltile.validate.fixes import apply_fix
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# issues no edit of the document can fix: not a document, an unknown level, a DxDispatch-only rule
+UNFIXABLE = {"DML001", "DML303", "DML401", "DML402"}
+
+
+def errors(report) -> set[tuple[str, str]]:
+    return {(i.code, i.path) for i in report.issues if i.severity == "error"}
+
+
+def check_every_fix(document, level: str) -> int:
+    """Apply each issue's fix; its rule passes at its path and no error appears that was not there."""
+    report = dmltile.validate(document, level)
+    before = errors(report)
+    # several rules on one field: their fixes give that field one value, not two
+    values: dict[str, list] = {}
+    for issue in report.issues:
+        for edit in issue.fix:
+            if edit.op == "set" and edit.path == issue.path:
+                values.setdefault(issue.path, []).append(edit.value)
+    assert all(len({json.dumps(v) for v in vs}) == 1 for vs in values.values()), values
+    applied = 0
+    for issue in report.issues:
+        if not issue.fix:
+            continue
+        fixed = apply_fix(document, issue)
+        after_report = dmltile.validate(fixed, level)
+        after = errors(after_report)
+        assert (issue.code, issue.path) not in after, (issue, fixed)
+        assert after <= before - {(issue.code, issue.path)}, (issue, after - before, fixed)
+        applied += 1
+    return applied
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("invalid_*.json")), ids=lambda p: p.name)
+def test_every_fix_of_every_invalid_example_fixes_what_it_names(path):
+    level = (
+        "1.0"
+        if "fl1_0" in path.name
+        else "2.1"
+        if "fl2_1" in path.name
+        else "3.1"
+        if "fl3_1" in path.name
+        else "6.4"
+    )
+    document = json.loads(path.read_text())
+    report = dmltile.validate(document, level)
+    assert all(i.fix for i in report.errors if i.code not in UNFIXABLE), report
+    assert check_every_fix(document, level) >= 1
+
+
+def test_applying_every_fix_in_turn_makes_each_example_valid():
+    for path in sorted(EXAMPLES.glob("invalid_*.json")):
+        level = (
+            "1.0"
+            if "fl1_0" in path.name
+            else "2.1"
+            if "fl2_1" in path.name
+            else "3.1"
+            if "fl3_1" in path.name
+            else "6.4"
+        )
+        document = json.loads(path.read_text())
+        for _ in range(10):
+            report = dmltile.validate(document, level)
+            fixable = [i for i in report.errors if i.fix]
+            if not fixable:
+                break
+            document = apply_fix(document, fixable[0])
+        assert dmltile.validate(document, level).valid, path.name
+
+
+# -- the examples quoted in the issue -----------------------------------------------------------
+def test_missing_output_sizes_get_the_sizes_this_file_needs():
+    doc = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [5, 7]},
+        "OutputTensor": {"DataType": "FLOAT32"},
+        "Repeats": [2, 1],
+    }
+    (issue,) = dmltile.validate(doc).issues
+    assert issue.code == "DML002" and "[10, 7]" in issue.hint
+    assert dmltile.validate(apply_fix(doc, issue)).valid
+
+
+def test_a_misspelt_repeats_gets_a_two_value_example_and_a_rename():
+    doc = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [5, 7]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [10, 7]},
+        "Repeat": [2, 1],
+    }
+    issues = {i.code: i for i in dmltile.validate(doc).issues}
+    assert '"Repeats": [2, 1]' in issues["DML002"].hint
+    assert 'did you mean "Repeats"' in issues["DML003"].hint
+    assert dmltile.validate(apply_fix(doc, issues["DML003"])).valid
+
+
+def test_one_size_field_breaking_two_rules_gets_one_value():
+    doc = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]).to_dict()
+    doc["Desc"]["OutputTensor"]["Desc"]["TotalTensorSizeInBytes"] = 54
+    issues = dmltile.validate(doc).issues
+    assert {i.code for i in issues} == {"DML105", "DML106"}
+    for issue in issues:
+        assert "216" in issue.hint and "56" not in issue.hint
+        assert dmltile.validate(apply_fix(doc, issue)).valid
+
+
+def test_int64_below_4_1_is_told_to_use_uint32_pairs_not_int32():
+    (issue, *_) = dmltile.validate(EXAMPLES / "invalid_fl3_1_int64.json", "3.1").issues
+    assert "2 UINT32" in issue.hint and "INT32" not in issue.hint.replace("UINT32", "")
+    fixed = apply_fix(json.loads((EXAMPLES / "invalid_fl3_1_int64.json").read_text()), issue)
+    assert dmltile.validate(fixed, "3.1").valid
+    assert fixed["Desc"]["InputTensor"]["Desc"]["Sizes"][-1] == 2
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "meant"),
+    [
+        (("Type",), "DML_OPERATOR_TILES", "DML_OPERATOR_TILE"),
+        (("Desc", "InputTensor", "Desc", "Flags"), "DML_TENSOR_FLAGS_NONE", "DML_TENSOR_FLAG_NONE"),
+        (("Desc", "InputTensor", "Desc", "DataType"), "float16", "DML_TENSOR_DATA_TYPE_FLOAT16"),
+        (
+            ("Desc", "InputTensor", "Desc", "DataType"),
+            "DML_TENSOR_DATA_TYPE_FP16",
+            "DML_TENSOR_DATA_TYPE_FLOAT16",
+        ),
+        (("Desc", "InputTensor", "Type"), "DML_TENSOR_TYPE_BUFER", "DML_TENSOR_TYPE_BUFFER"),
+    ],
+)
+def test_enum_typos_get_did_you_mean(where, value, meant):
+    doc = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3], dtype="FLOAT16").to_dict()
+    target = doc
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+    issue = next(i for i in dmltile.validate(doc).issues if i.code == "DML005")
+    assert f'did you mean "{meant}"' in issue.hint
+    for never in ("UNKNOWN", "UINT4", "INT4", "ELEMENT_WISE"):
+        assert never not in issue.hint
+    assert dmltile.validate(apply_fix(doc, issue)).valid
+
+
+def test_data_types_offered_are_those_tile_takes_at_the_level():
+    doc = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]).to_dict()
+    doc["Desc"]["InputTensor"]["Desc"]["DataType"] = "QUUX"
+    (issue, *_) = dmltile.validate(doc, "1.0").issues
+    assert (
+        "FLOAT32, FLOAT16 (" in issue.hint
+        and "DML_FEATURE_LEVEL_1_0" in issue.hint
+        and "INT8" not in issue.hint
+    )
+
+
+@pytest.mark.parametrize(
+    "dtype", [np.float32, np.dtype("float32"), "float32", "FLOAT32", "DML_TENSOR_DATA_TYPE_FLOAT32"]
+)
+def test_tile_desc_takes_numpy_dtypes_and_their_names(dtype):
+    assert dmltile.tile_desc([2, 3], [2, 1], dtype=dtype).input.data_type == dmltile.DataType.FLOAT32
+
+
+# -- a few hundred descriptors broken at random -------------------------------------------------
+TYPES = ["FLOAT32", "FLOAT16", "INT32", "UINT8", "INT64", "UINT16"]
+
+
+@st.composite
+def valid_documents(draw, level):
+    """A descriptor valid at ``level``, so every error after a mutation comes from the mutation."""
+    row = dmltile.tile_support(dmltile.parse_feature_level(level)).tensors["InputTensor"]
+    rank = draw(st.sampled_from(sorted(d for d in row.dimension_counts if d <= 6)))
+    sizes = draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank))
+    repeats = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    dtype = draw(st.sampled_from([t for t in TYPES if dmltile.DataType[t] in row.data_types]))
+    strides = None
+    if draw(st.booleans()):
+        strides = list(dmltile.core.tensor.packed_strides(sizes))
+        strides = [s * draw(st.integers(1, 2)) for s in strides]
+    doc = dmltile.tile_desc(sizes, repeats, dtype=dtype, strides=strides).to_dict()
+    if draw(st.booleans()):  # the short form: optional fields left out, no wrappers
+        d = doc["Desc"]
+        short = {k: d[k] for k in ("Repeats",)}
+        for name in ("InputTensor", "OutputTensor"):
+            t = d[name]["Desc"]
+            short[name] = {
+                "DataType": t["DataType"].removeprefix("DML_TENSOR_DATA_TYPE_"),
+                "Sizes": t["Sizes"],
+            }
+            if t["Strides"] is not None:
+                short[name]["Strides"] = t["Strides"]
+        doc = short
+    return doc
+
+
+def _tensor(doc, name):
+    return doc["Desc"][name]["Desc"] if "Desc" in doc else doc[name]
+
+
+def _desc(doc):
+    return doc["Desc"] if "Desc" in doc else doc
+
+
+MUTATIONS = [
+    "delete_sizes",
+    "delete_repeats",
+    "delete_datatype",
+    "misspell_key",
+    "zero_size",
+    "zero_repeat",
+    "wrong_output_size",
+    "small_total",
+    "odd_total",
+    "dtype_typo",
+    "negative",
+    "bool_size",
+    "dimension_count",
+    "repeats_count",
+    "strides_length",
+    "owned_output",
+    "output_dtype",
+    "alignment",
+    "flags_typo",
+    "operator_typo",
+    "extra_key",
+    "string_repeats",
+    "delete_tensor",
+    "extra_output_dim",
+    "tensor_type_typo",
+    "sizes_string",
+]
+
+
+def mutate(doc, kind, draw):
+    doc = copy.deepcopy(doc)
+    tensor = _tensor(doc, draw(st.sampled_from(["InputTensor", "OutputTensor"])))
+    out = _tensor(doc, "OutputTensor")
+    desc = _desc(doc)
+    n = len(tensor["Sizes"])
+    i = draw(st.integers(0, n - 1))
+    if kind == "delete_sizes":
+        del tensor["Sizes"]
+    elif kind == "delete_repeats":
+        del desc["Repeats"]
+    elif kind == "delete_datatype":
+        del tensor["DataType"]
+    elif kind == "misspell_key":
+        key = draw(st.sampled_from(["Sizes", "DataType"]))
+        tensor[draw(st.sampled_from([key.lower(), key[:-1], key + "s"]))] = tensor.pop(key)
+    elif kind == "zero_size":
+        tensor["Sizes"][i] = 0
+    elif kind == "zero_repeat":
+        desc["Repeats"][i] = 0
+    elif kind == "wrong_output_size":
+        out["Sizes"][i] += draw(st.integers(1, 3))
+    elif kind == "small_total":
+        tensor["TotalTensorSizeInBytes"] = draw(st.integers(0, 3)) * 4
+        if tensor["TotalTensorSizeInBytes"] >= dmltile.calc_buffer_tensor_size(
+            tensor["DataType"], tensor["Sizes"], tensor.get("Strides")
+        ):
+            tensor["TotalTensorSizeInBytes"] = 1
+    elif kind == "odd_total":
+        tensor["TotalTensorSizeInBytes"] = draw(st.integers(0, 400)) * 4 + draw(st.integers(1, 3))
+    elif kind == "dtype_typo":
+        tensor["DataType"] = draw(
+            st.sampled_from(
+                ["float16", "FP32", "DML_TENSOR_DATA_TYPE_FLOAT23", "int8", "BOOL", "HALF", "QUUX"]
+            )
+        )
+    elif kind == "negative":
+        tensor["Sizes"][i] = -1
+    elif kind == "bool_size":
+        tensor["Sizes"][i] = True
+    elif kind == "dimension_count":
+        tensor["DimensionCount"] = n + draw(st.integers(1, 2))
+    elif kind == "repeats_count":
+        desc["RepeatsCount"] = n + draw(st.integers(1, 2))
+    elif kind == "strides_length":
+        tensor["Strides"] = [1] * (n + 1)
+    elif kind == "owned_output":
+        out["Flags"] = "DML_TENSOR_FLAG_OWNED_BY_DML"
+    elif kind == "output_dtype":
+        out["DataType"] = "INT8" if out["DataType"] not in ("INT8", "DML_TENSOR_DATA_TYPE_INT8") else "UINT16"
+    elif kind == "alignment":
+        tensor["GuaranteedBaseOffsetAlignment"] = draw(st.sampled_from([3, 6, 24, 1]))
+    elif kind == "flags_typo":
+        tensor["Flags"] = draw(st.sampled_from(["DML_TENSOR_FLAGS_NONE", "NONEE", "none"]))
+    elif kind == "operator_typo":
+        if "Desc" in doc:
+            doc["Type"] = draw(st.sampled_from(["DML_OPERATOR_TILES", "TILE_", "tile"]))
+        else:
+            doc["Type"] = "DML_OPERATOR_TIL"
+    elif kind == "extra_key":
+        tensor[draw(st.sampled_from(["Stride", "Size", "Foo", "datatype"]))] = [1]
+    elif kind == "string_repeats":
+        desc["Repeats"] = "1,2"
+    elif kind == "delete_tensor":
+        del desc[draw(st.sampled_from(["InputTensor", "OutputTensor"]))]
+    elif kind == "extra_output_dim":
+        out["Sizes"] = [1, *out["Sizes"]]
+    elif kind == "tensor_type_typo":
+        if "Desc" in doc:
+            doc["Desc"]["InputTensor"]["Type"] = draw(
+                st.sampled_from(["DML_TENSOR_TYPE_BUFER", "buffer", "TENSOR"])
+            )
+        else:
+            desc["InputTensor"]["Type"] = "BUFFERS"
+    elif kind == "sizes_string":
+        tensor["Sizes"] = "2,3"
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_fix_of_a_randomly_broken_descriptor_fixes_what_it_names(data):
+    level = data.draw(st.sampled_from(["1.0", "2.1", "3.1", "4.1", "6.4"]))
+    doc = data.draw(valid_documents(level))
+    assert dmltile.validate(doc, level).valid
+    doc = mutate(doc, data.draw(st.sampled_from(MUTATIONS)), data.draw)
+    report = dmltile.validate(doc, level)
+    unfixed = [i for i in report.errors if not i.fix and i.code not in UNFIXABLE]
+    # the only errors without a fix: a rank the level cannot take that no axis can be dropped from
+    assert all(i.code in ("DML301", "DML302") for i in unfixed), unfixed
+    check_every_fix(doc, level)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_fix_for_a_level_that_lacks_the_rank_or_type_fixes_what_it_names(data):
+    doc = data.draw(valid_documents("6.4"))
+    level = data.draw(st.sampled_from(["1.0", "2.1", "3.1"]))
+    check_every_fix(doc, level)
+    fixed = doc
+    for _ in range(4):  # every fixable error in turn: what remains has no edit that could fix it
+        fixable = [i for i in dmltile.validate(fixed, level).errors if i.fix]
+        if not fixable:
+            break
+        fixed = apply_fix(fixed, fixable[0])
+    assert all(i.code in ("DML301", "DML302") for i in dmltile.validate(fixed, level).errors)
