@@ -42,11 +42,19 @@ class CompiledTile:
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
         if type(x) is not np.ndarray or x.dtype != self.dtype or x.shape != self.in_shape:
+            if isinstance(x, np.ndarray):
+                x = np.asarray(x)  # a subclass (np.matrix, a masked array) is read as its plain data
             if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
                 raise self.input_error(x)
         if out is None:
             out = np.empty(self.out_shape, self.dtype)
-        elif type(out) is not np.ndarray or out.dtype != self.dtype or out.strides != self.out_strides:
+        elif (
+            type(out) is not np.ndarray
+            or out.dtype != self.dtype
+            or out.shape != self.out_shape
+            or out.strides != self.out_strides
+            or not out.flags.writeable
+        ):
             self.check_out(out)
         self.tile_array(x, out)
         return out
@@ -76,6 +84,11 @@ class CompiledTile:
 
     def check_out(self, out: Any) -> None:
         """Raise unless ``out`` is a writable C-contiguous array of the output Sizes and dtype."""
+        if type(out) is not np.ndarray and isinstance(out, np.ndarray):
+            raise DmlTileError(
+                f"out must be a plain numpy.ndarray, got the subclass {type(out).__name__}; "
+                "pass out=np.empty(op.out_shape, op.dtype)"
+            )
         if not isinstance(out, np.ndarray) or out.shape != self.out_shape or out.dtype != self.dtype:
             got = (
                 f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
@@ -84,8 +97,10 @@ class CompiledTile:
                 f"out must be an ndarray of shape {self.out_shape} and dtype {self.dtype} "
                 f"(OutputTensor.Sizes, DataType), got {got}"
             )
-        if not out.flags.c_contiguous or not out.flags.writeable:
-            raise DmlTileError("out must be a writable C-contiguous array")
+        if not out.flags.writeable:
+            raise DmlTileError("out is read-only (out.flags.writeable is False); pass a writable array")
+        if not out.flags.c_contiguous:
+            raise DmlTileError(f"out must be C-contiguous, got an array with strides {out.strides}")
 
 
 def byte_view(buf: Any, name: str, need: int, writable: bool) -> np.ndarray:

@@ -13,11 +13,11 @@ from typing import Any
 
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
-from ..errors import FrameworkError
+from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, parse_feature_level
 from .from_onnx import check_type, tile_version
 from .lowering import lower
-from .onnx_graph import ONNX_TYPES, Scope, load_model, tile_nodes
+from .onnx_graph import ONNX_TYPES, Scope, load_model, text, tile_nodes
 
 __all__ = ["ONNX_TYPES", "STATUSES", "TileNodeReport", "check_model"]
 STATUSES = ("dispatch", "empty", "unsupported", "invalid")
@@ -86,9 +86,19 @@ def _runtime_verdict(rep: TileNodeReport, node, scope: Scope, version: int) -> N
 
 def _constant_verdict(rep: TileNodeReport, node, scope: Scope, level: FeatureLevel) -> None:
     shape = rep.input_shape
-    values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
+    try:
+        values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
+    except InputError as e:
+        rep.reason = str(e)
+        return
     repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)
     if repeats is not None:
+        if repeats.ndim != 1:
+            rep.reason = (
+                f"ONNX Tile: repeats must be a 1-D tensor (one value per input dimension); "
+                f"{rep.repeats_source} has shape {list(repeats.shape)}"
+            )
+            return
         rep.repeats = repeats.tolist()
     symbolic = [d for d in shape if not isinstance(d, int)]
     try:  # symbolic dims as 1: the framework's rules do not depend on them
@@ -121,7 +131,7 @@ def _constant_verdict(rep: TileNodeReport, node, scope: Scope, level: FeatureLev
 
 def _report_node(node, scope: Scope, opset: int | None, name: str, level: FeatureLevel) -> TileNodeReport:
     shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
-    rep = TileNodeReport(name, opset, shape, dtype, None)
+    rep = TileNodeReport(text(name), opset, shape, dtype, None)
     rep.reason = _structural_problem(node, opset)
     if rep.reason:
         return rep

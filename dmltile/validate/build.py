@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DmlTileError
@@ -23,6 +25,15 @@ def tile_desc(
     Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
     type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
     """
+    for name, values in (("input_sizes", input_sizes), ("repeats", repeats), ("strides", strides)):
+        if values is None and name == "strides":
+            continue
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise DmlTileError(f"{name} must be a list of whole numbers, got {values!r}"[:200])
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise DmlTileError(f"{name}[{i}] is {v!r}, not a whole number"[:200])
+    input_sizes, repeats = [int(v) for v in input_sizes], [int(v) for v in repeats]
     if len(input_sizes) != len(repeats):
         raise DmlTileError(
             f"{len(repeats)} repeats for {len(input_sizes)} input sizes; give one repeat per dimension"
@@ -32,7 +43,7 @@ def tile_desc(
             "InputTensor": {
                 "DataType": dtype,
                 "Sizes": list(input_sizes),
-                "Strides": None if strides is None else list(strides),
+                "Strides": None if strides is None else [int(v) for v in strides],
             },
             "OutputTensor": {"DataType": dtype, "Sizes": list(tile_output_sizes(input_sizes, repeats))},
             "Repeats": list(repeats),

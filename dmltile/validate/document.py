@@ -18,7 +18,7 @@ from ..errors import DescriptorError
 from .dxdispatch import single_tile_document
 from .report import Issue
 from .rules import issue
-from .source import NotJson, Source, looks_like_dxdispatch, read_source
+from .source import NotJson, Source, looks_like_dxdispatch, not_json_message, read_source
 
 
 def format_path(loc: tuple) -> str:
@@ -47,14 +47,12 @@ def parse(source: Source) -> tuple[OperatorDesc | None, list[Issue]]:
     if dx_issues:
         return None, dx_issues
     if isinstance(data, NotJson):
-        return None, [
-            issue(
-                "DML001",
-                "",
-                f"the document is not JSON: {data.reason}",
-                "write one JSON object, as `dmltile new` prints",
-            )
-        ]
+        hint = (
+            f'keep one "{data.key}" in that object'
+            if data.code == "DML003"
+            else "write one JSON object, as `dmltile new` prints"
+        )
+        return None, [issue(data.code, data.key, not_json_message(data), hint)]
     if not isinstance(data, dict):
         return None, [
             issue(
