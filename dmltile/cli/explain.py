@@ -8,12 +8,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
-from ..errors import InputError
+from ..errors import InputError, WriteError
 from ..teach.explain import explain, map_index
 from ..teach.render import picture, render
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail
+from .files import check_target, write_text
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 
@@ -31,6 +32,7 @@ def explain_cmd(
         help="An output index, e.g. 0,0,4,7: which input element it copies, and the byte offsets.",
     ),
     svg: Path | None = typer.Option(None, "--svg", help="Also save the picture as an SVG file."),
+    force: bool = typer.Option(False, "--force", help="Replace the --svg file if it exists."),
 ) -> None:
     """Explain a Tile descriptor: every field, the output sizes, the byte sizes step by step, the
     feature levels that accept it, and a picture of which input element each output element copies.
@@ -40,6 +42,11 @@ def explain_cmd(
     Example: dmltile explain examples/doc_example.json --index 0,0,4,7
     """
     level = parse_level(feature_level)
+    if svg is not None:
+        try:
+            check_target(svg, "--svg", force)
+        except WriteError as e:
+            raise fail(str(e)) from None
     out_index = int_list(index, "--index") if index is not None else None
     try:
         ex = explain(readable_file(file), level)
@@ -59,8 +66,8 @@ def explain_cmd(
         recorder = Console(record=True, file=io.StringIO(), width=100)
         recorder.print(picture(ex.desc))
         try:
-            recorder.save_svg(str(svg), title=f"dmltile explain {file.name}")
-        except OSError as e:
-            raise fail(f"--svg {svg}: cannot write ({e.strerror or e})") from None
+            write_text(svg, recorder.export_svg(title=f"dmltile explain {file.name}"), "--svg", force)
+        except WriteError as e:
+            raise fail(str(e)) from None
         console.print(f"picture saved to {svg}", highlight=False)
     raise typer.Exit(EXIT_OK if ex.report.valid else EXIT_INVALID)

@@ -58,8 +58,8 @@ def _read_open_npy(f: Any, path: Any, size: int) -> np.ndarray:
     have = size - f.tell()
     if need > have:
         raise InputError(
-            f"{path}: the header declares shape {shape} of {dtype} ({need} bytes), but the file holds "
-            f"only {have} bytes of data; the file is truncated or not written by numpy.save"
+            f"{path}: not a readable .npy array: its header declares shape {shape} of {dtype} ({need} bytes), "
+            f"but the file holds only {have} bytes of data (truncated, or not written by numpy.save)"
         )
     data = np.fromfile(f, dtype=dtype, count=count) if count else np.empty(0, dtype)
     if data.size != count:
