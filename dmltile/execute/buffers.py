@@ -8,7 +8,7 @@ import numpy as np
 
 from ..core.operator import OperatorDesc
 from ..core.tensor import BufferTensorDesc, element_offsets, overlapping_strides, packed_strides
-from ..errors import DmlTileError
+from ..errors import DmlTileError, UnsupportedError
 
 POISON_BYTE = 0xCD  # what poison_padding writes into output bytes the desc does not address
 
@@ -162,12 +162,34 @@ def buffer_views(
     desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Checked uint8 views of both buffers; with ``poison_padding`` the output region is pre-filled with
-    POISON_BYTE, so the bytes the copy does not address keep the marker."""
+    POISON_BYTE, so the bytes the copy does not address keep the marker. Refuses, before any work, an
+    aliasing output with more elements than MAX_ALIASED_ELEMENTS (see ``check_aliasing_work``)."""
+    check_aliasing_work(desc)
     src = byte_view(in_buf, "input buffer", desc.input.total_tensor_size_in_bytes, writable=False)
     dst = byte_view(out_buf, "output buffer", desc.output.total_tensor_size_in_bytes, writable=True)
     if poison_padding:
         dst[: desc.output.total_tensor_size_in_bytes].fill(POISON_BYTE)
     return src, dst
+
+
+MAX_ALIASED_ELEMENTS = 1 << 22  # an aliasing output is written element by element: ~20 bytes each
+
+
+def check_aliasing_work(desc: OperatorDesc) -> None:
+    """UnsupportedError for an output whose Strides map several elements to one address (DML109) and
+    that has more than MAX_ALIASED_ELEMENTS elements. Writing it in buffer mode takes memory and time
+    per element, not per byte of its buffer: UINT8 [1,1] -> [32768,32768] with Strides [0,0] has a
+    4-byte buffer but 2^30 elements, all writing the same byte."""
+    t = desc.output
+    if t.strides is None or t.element_count <= MAX_ALIASED_ELEMENTS or not output_aliases(t):
+        return
+    raise UnsupportedError(
+        f"OutputTensor.Strides {list(t.strides)} map several of its {t.element_count} elements "
+        f"(Sizes {list(t.sizes)}) to one address of its {t.total_tensor_size_in_bytes}-byte buffer (DML109); "
+        f"buffer-mode runs write such outputs element by element and take at most {MAX_ALIASED_ELEMENTS} "
+        "elements: refused before any work. Give the output distinct addresses (Strides null), or run on "
+        "arrays with op(x)"
+    )
 
 
 def output_aliases(t: BufferTensorDesc) -> bool:
