@@ -9,7 +9,7 @@ from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import parse
+from .document import cap_issues, parse
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
 from .report import Issue, ValidationReport
 from .rules import descriptor_rules, issue, level_rules
@@ -55,8 +55,11 @@ def parse_and_validate(
             issues.extend(level_issues(desc, level))
         sizes = _output_sizes(desc)
     return desc, ValidationReport(
-        valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
-    )
+        valid=not _has_errors(issues),
+        feature_level=level,
+        output_sizes=sizes,
+        issues=issues if desc is None else cap_issues(issues),
+    )  # without a desc, the issues are parse's, already capped
 
 
 def validate(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL) -> ValidationReport:

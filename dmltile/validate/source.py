@@ -55,13 +55,18 @@ def open_regular(path: Any, kind: str) -> IO[bytes]:
     shown = os.fsdecode(name)
     try:
         problem = _not_regular(os.stat(name).st_mode, shown, kind)
-        if problem:
-            raise InputError(problem)
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise InputError(f"{shown}: no such file") from None
     except (OSError, ValueError) as e:  # ValueError: an embedded NUL byte
         raise InputError(f"{shown}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    if problem:
+        raise InputError(problem)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as e:
+        raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
     try:
         problem = _not_regular(os.fstat(fd).st_mode, shown, kind)
     except OSError as e:
@@ -75,9 +80,10 @@ def open_regular(path: Any, kind: str) -> IO[bytes]:
 def _not_regular(mode: int, shown: str, kind: str) -> str | None:
     if stat.S_ISREG(mode):
         return None
+    article = "an" if kind[:1].lower() in "aeio" or kind.startswith(("ONNX", "-")) else "a"
     if stat.S_ISDIR(mode):
-        return f"{shown} is a directory, not a {kind} file"
-    return f"{shown} is not a regular file (a pipe, socket or device); give a {kind} file"
+        return f"{shown} is a directory, not {article} {kind} file"
+    return f"{shown} is not a regular file (a pipe, socket or device); give {article} {kind} file"
 
 
 def file_size(f: IO[bytes]) -> int:
