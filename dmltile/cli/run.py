@@ -208,9 +208,9 @@ def _run_buffers(
     (a view into the buffer: peak memory is the output buffer plus the input)."""
     if input_buffer is not None:
         try:
-            in_bytes = read_buffer_file(input_buffer, desc.input.total_tensor_size_in_bytes, "--input-buffer")
+            in_bytes = read_buffer_file(input_buffer, desc.input.total_tensor_size_in_bytes)
         except InputError as e:
-            raise fail(str(e)) from None
+            raise fail(f"--input-buffer {e}") from None
     else:
         in_bytes = pack_tensor(desc.input, x)
     out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
