@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 import dmltile
-
-pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix, on purpose
 from dmltile.errors import DmlTileError, InputError, UnsupportedError
 from dmltile.execute import buffers
 from dmltile.execute.npy import read_buffer_file, read_npy
+
+pytestmark = pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix, on purpose
 
 
 @pytest.fixture
