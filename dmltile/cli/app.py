@@ -71,7 +71,7 @@ class QuietPipe:
 def main() -> None:
     """Console-script entry point: user errors become one line and exit 2, never a traceback."""
     if not isinstance(sys.stdout, QuietPipe) and sys.stdout is not None:
-        sys.stdout = QuietPipe(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = QuietPipe(sys.stdout)
     try:
         app()
     except DmlTileError as e:

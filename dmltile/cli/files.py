@@ -47,7 +47,7 @@ def check_targets(targets: Sequence[tuple[Path, str]], force: bool) -> None:
         check_target(path, what, force)
 
 
-def write_atomic(path: Path, write: Callable[[IO[bytes]], None], what: str, force: bool = False) -> None:
+def write_atomic(path: Path, write: Callable[[IO[bytes]], object], what: str, force: bool = False) -> None:
     """Write a file atomically: ``write(f)`` fills a temporary file beside ``path``, which is flushed,
     fsynced and moved over ``path``. WriteError (the old file intact) on any failure."""
     path = Path(path)

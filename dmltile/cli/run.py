@@ -208,7 +208,7 @@ def _run_buffers(
     (a view into the buffer: peak memory is the output buffer plus the input)."""
     if input_buffer is not None:
         try:
-            in_bytes = read_buffer_file(input_buffer, desc.input.total_tensor_size_in_bytes)
+            in_bytes = read_buffer_file(input_buffer, int(desc.input.total_tensor_size_in_bytes or 0))
         except InputError as e:
             raise fail(f"--input-buffer {e}") from None
     else:
@@ -221,7 +221,7 @@ def _run_buffers(
         " poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else ""
     )
     if output_buffer is not None:
-        write_atomic(output_buffer, lambda f: f.write(memoryview(out_bytes)), "--output-buffer", force)
+        write_atomic(output_buffer, lambda f: f.write(out_bytes.data), "--output-buffer", force)
         console.print(
             f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False
         )

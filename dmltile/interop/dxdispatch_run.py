@@ -170,7 +170,7 @@ def expected_outputs(model: Any) -> dict[str, np.ndarray]:
         raise DmlTileError('"commands" must be an array of objects')
     layouts = {name: _layout(res) for name, res in resources.items()}
     imported = from_dxdispatch(model)
-    plans = []  # (command index, kind, name or op, bindings)
+    plans: list[tuple[int, Any, Any, Any]] = []  # (command index, op or None, resource name, bindings)
     need = {name: count * dt.itemsize + offset for name, (dt, count, _, offset) in layouts.items()}
     last_dispatch = -1
     for i, cmd in enumerate(commands):
@@ -194,15 +194,15 @@ def expected_outputs(model: Any) -> dict[str, np.ndarray]:
                     )
                 need[res] = max(need[res], end)
                 bound.append((res, start, end))
-            plans.append((i, "dispatch", op, bound))
+            plans.append((i, op, None, bound))
             last_dispatch = i
         elif kind in ("print", "writefile"):
-            name = cmd.get("resource")
-            if not isinstance(name, str) or name not in resources:
+            resource_name: Any = cmd.get("resource")
+            if not isinstance(resource_name, str) or resource_name not in resources:
                 raise DmlTileError(
-                    f"command {i} names resource {str(name)[:40]!r}, which the model does not define"
+                    f"command {i} names resource {str(resource_name)[:40]!r}, which the model does not define"
                 )
-            plans.append((i, "print", name, None))
+            plans.append((i, None, resource_name, None))
     buffers: dict[str, np.ndarray] = {}
 
     def buffer(name: str) -> np.ndarray:
@@ -211,13 +211,13 @@ def expected_outputs(model: Any) -> dict[str, np.ndarray]:
         return buffers[name]
 
     shown: dict[str, np.ndarray] = {}
-    for i, kind, what, bound in plans:
-        if kind == "dispatch":
+    for i, op, printed, bound in plans:
+        if op is not None:
             (src, s0, s1), (dst, d0, d1) = bound
-            what.run_buffers(buffer(src)[s0:s1], buffer(dst)[d0:d1])
+            op.run_buffers(buffer(src)[s0:s1], buffer(dst)[d0:d1])
         else:
-            values = printed_values(resources[what], buffer(what))
-            shown[what] = values.copy() if i < last_dispatch else values  # a later dispatch may change it
+            values = printed_values(resources[printed], buffer(printed))
+            shown[printed] = values.copy() if i < last_dispatch else values  # a later dispatch may change it
     return shown
 
 
@@ -226,6 +226,7 @@ def _binding(resources: Mapping, bindings: Any, point: str, i: int) -> tuple[str
     if not isinstance(bindings, Mapping):
         raise DmlTileError(f"command {i}: bindings is {str(bindings)[:40]!r}, not an object")
     source = bindings.get(point)
+    name: Any
     if isinstance(source, list) and len(source) == 1:
         source = source[0]
     if isinstance(source, str):

@@ -25,9 +25,10 @@ def tile_desc(
     Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
     type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
     """
-    for name, values in (("input_sizes", input_sizes), ("repeats", repeats), ("strides", strides)):
-        if values is None and name == "strides":
-            continue
+    given: list[tuple[str, Any]] = [("input_sizes", input_sizes), ("repeats", repeats)]
+    if strides is not None:
+        given.append(("strides", strides))
+    for name, values in given:
         if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
             raise DmlTileError(f"{name} must be a list of whole numbers, got {values!r}"[:200])
         for i, v in enumerate(values):
