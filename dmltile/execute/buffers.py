@@ -106,6 +106,7 @@ class CompiledTile:
 def byte_view(buf: Any, name: str, need: int, writable: bool) -> np.ndarray:
     """A flat uint8 view of a contiguous buffer-protocol object, checked against the desc's byte size."""
     if isinstance(buf, np.ndarray):
+        buf = np.asarray(buf)  # a subclass (np.matrix) is read as its plain bytes
         if not buf.flags.c_contiguous:
             raise DmlTileError(
                 f"{name}: a byte buffer must be C-contiguous (got an array with strides {buf.strides})"

@@ -159,3 +159,10 @@ def test_run_buffers_peak_memory_is_at_most_twice_the_output_buffer():
         "op.run_buffers(src, dst, poison_padding=True)\n"
     )
     assert extra <= 2 * out_bytes, extra
+
+
+def test_run_buffers_reads_ndarray_subclasses_as_plain_bytes(op):
+    src = np.matrix(X).view(np.uint8)
+    dst = np.matrix(np.zeros((1, 96), np.uint8))
+    op.run_buffers(src, dst)
+    assert np.array_equal(np.asarray(dst).view(np.float32).reshape(4, 6), np.tile(X, (2, 2)))
