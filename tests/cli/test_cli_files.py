@@ -252,6 +252,28 @@ def _pipe_status(*args) -> tuple[int, str]:
     return producer.wait(timeout=60), err
 
 
+def _many_tile_nodes(path, repeats) -> None:
+    """An ONNX model of 3,000 Tile nodes: `check` prints about 250 KB, far past a pipe's buffer."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Tile", ["x", "r"], [f"y{i}"], name=f"tile{i}") for i in range(3000)]
+    outs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(3000)]
+    init = numpy_helper.from_array(np.array(repeats, np.int64), "r")
+    graph = helper.make_graph(nodes, "g", [x], outs, initializer=[init])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+@pytest.mark.parametrize("repeats, status", [([1, 2], 0), ([1, -2], 1)], ids=["all dispatch", "invalid"])
+def test_check_into_a_closed_pipe_exits_with_the_verdict_not_1(tmp_path, repeats, status):
+    if not SCRIPT.exists():
+        pytest.skip("the dmltile script is not installed")
+    _many_tile_nodes(tmp_path / "m.onnx", repeats)
+    code, err = _pipe_status("check", tmp_path / "m.onnx")
+    assert code == status and err == "", err
+
+
 @pytest.mark.parametrize(
     "args, status",
     [
