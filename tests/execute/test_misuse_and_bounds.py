@@ -139,17 +139,18 @@ def test_an_input_buffer_is_read_only_as_far_as_needed(tmp_path):
 def _peak_extra(code: str) -> int:
     """Peak resident bytes a child process adds above its state after the imports in ``code``'s head."""
     script = (
-        "import resource, numpy as np, dmltile\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        + code
-        + "\nprint((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)\n"
+        "import numpy as np, dmltile\n"
+        "def peak():  # VmHWM resets at execve; ru_maxrss would carry the parent's (pytest's) peak\n"
+        "    with open('/proc/self/status') as f:\n"
+        "        return next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))\n"
+        "base = peak()\n" + code + "\nprint((peak() - base) * 1024)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return int(done.stdout.split()[-1])
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB is Linux's")
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads VmHWM from /proc")
 def test_run_buffers_peak_memory_is_at_most_twice_the_output_buffer():
     out_bytes = 64 << 20
     extra = _peak_extra(
@@ -158,7 +159,7 @@ def test_run_buffers_peak_memory_is_at_most_twice_the_output_buffer():
         "dst = np.zeros(op.desc.output.total_tensor_size_in_bytes, np.uint8)\n"
         "op.run_buffers(src, dst, poison_padding=True)\n"
     )
-    assert extra <= 2 * out_bytes, extra
+    assert out_bytes // 2 < extra <= 2 * out_bytes, extra  # the output buffer itself is counted
 
 
 def test_run_buffers_reads_ndarray_subclasses_as_plain_bytes(op):
