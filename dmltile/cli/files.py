@@ -51,6 +51,8 @@ def write_atomic(path: Path, write: Callable[[IO[bytes]], object], what: str, fo
     """Write a file atomically: ``write(f)`` fills a temporary file beside ``path``, which is flushed,
     fsynced and moved over ``path``. WriteError (the old file intact) on any failure."""
     path = Path(path)
+    if path.is_symlink() and force:
+        path = Path(os.path.realpath(path))  # replace the file the link points to, and keep the link
     check_target(path, what, force)
     parent = path.parent if str(path.parent) else Path(".")
     try:

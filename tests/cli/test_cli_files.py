@@ -133,6 +133,15 @@ def test_fmt_w_rewrites_its_own_input_atomically(tmp_path):
     assert _listing(tmp_path) == ["d.json"]
 
 
+def test_fmt_w_through_a_symlink_rewrites_the_target_and_keeps_the_link(tmp_path):
+    target = tmp_path / "real.json"
+    target.write_text(SHORT.read_text())
+    (tmp_path / "link.json").symlink_to(target)
+    assert invoke("fmt", "-w", tmp_path / "link.json").exit_code == 0
+    assert (tmp_path / "link.json").is_symlink()
+    assert json.loads(target.read_text())["Type"] == "DML_OPERATOR_TILE"
+
+
 def test_fmt_w_refuses_a_dxdispatch_model_and_leaves_it_as_it_was(tmp_path):
     model = json.loads(invoke("export", DOC_EXAMPLE, "--dxdispatch").stdout)
     model["dispatchables"]["other"] = {"type": "DML_OPERATOR_ELEMENT_WISE_IDENTITY", "desc": {}}
