@@ -300,6 +300,118 @@ def human(n: int) -> str:
     return f"{n:g} TiB"
 
 
+# ---- buffer-mode peak memory (issue 14) ------------------------------------------------------
+# Separate from the timing columns above: each case runs in a fresh child process, which reports
+# its peak resident memory (VmHWM; ru_maxrss survives execve, so it could be this parent's) above
+# what it held after its imports: what the run itself allocated at its worst. Target: <= 2x the buffer.
+MEMORY_CASES = [  # (name, input sizes, repeats): FLOAT32, packed, output buffer 64 MiB and 1 GiB
+    ("64 MiB output buffer", (1, 1, 64, 1024), (1, 1, 64, 4)),
+    ("1 GiB output buffer", (1, 1, 64, 1024), (1, 1, 256, 16)),
+]
+MEMORY_CHILD = r"""
+import json, resource, sys, tempfile, os
+import numpy as np
+import dmltile
+from dmltile.cli import main
+mode, doc, result = sys.argv[1], sys.argv[2], sys.argv[3]
+
+
+def peak():
+    # VmHWM: this process's own peak (ru_maxrss is kept across execve, so it may be the parent's)
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+desc = dmltile.load(doc)
+if mode == "api":
+    op = dmltile.compile(desc)
+    src = np.ones(desc.input.total_tensor_size_in_bytes, np.uint8)
+    base = peak()
+    dst = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
+    op.run_buffers(src, dst)
+else:
+    folder = tempfile.mkdtemp()
+    sys.argv = ["dmltile", "run", doc, "--output-buffer", os.path.join(folder, "out.bin")]
+    base = peak()
+    try:
+        main()
+    except SystemExit as e:
+        assert not e.code, e.code
+    os.remove(os.path.join(folder, "out.bin"))
+    os.rmdir(folder)
+with open(result, "w") as f:
+    json.dump({"extra_bytes": max(peak() - base, 0) * 1024}, f)
+"""
+
+
+def peak_memory(in_sizes, repeats, mode: str) -> int | None:
+    """Peak extra resident bytes of one buffer-mode run in a child process: ``mode`` "api"
+    (op.run_buffers on a new output buffer) or "cli" (dmltile run --output-buffer)."""
+    import subprocess
+    import tempfile
+
+    desc = dmltile.tile_desc(list(in_sizes), list(repeats), dtype="FLOAT32")
+    with tempfile.TemporaryDirectory() as folder:
+        doc, result = Path(folder) / "desc.json", Path(folder) / "result.json"
+        doc.write_text(desc.to_json())
+        done = subprocess.run(
+            [sys.executable, "-c", MEMORY_CHILD, mode, str(doc), str(result)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        if done.returncode or not result.exists():
+            print(f"memory case failed ({mode}): {done.stderr.strip()[-300:]}", file=sys.stderr)
+            return None
+        return json.loads(result.read_text())["extra_bytes"]
+
+
+def memory_rows() -> list[dict]:
+    """One row per MEMORY_CASES entry: output buffer size and peak memory of the API and the CLI."""
+    rows = []
+    for name, in_sizes, repeats in MEMORY_CASES:
+        out_bytes = 4 * int(np.prod(in_sizes)) * int(np.prod(repeats))
+        api, cli = peak_memory(in_sizes, repeats, "api"), peak_memory(in_sizes, repeats, "cli")
+        rows.append({"case": name, "out_bytes": out_bytes, "api_peak": api, "cli_peak": cli})
+    return rows
+
+
+def memory_table(rows: list[dict]) -> Table:
+    t = Table(title="buffer-mode peak memory (above the process's memory after imports; target <= 2x)")
+    for col in ("case", "output buffer", "op.run_buffers", "x buffer", "run --output-buffer", "x buffer"):
+        t.add_column(col, justify="left" if col == "case" else "right")
+    for r in rows:
+        cells = [r["case"], human(r["out_bytes"])]
+        for key in ("api_peak", "cli_peak"):
+            v = r[key]
+            cells += ["failed", "-"] if v is None else [human(v), f"{v / r['out_bytes']:.2f}x"]
+        t.add_row(*cells)
+    return t
+
+
+def memory_targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
+    out = []
+    for r in rows:
+        for key, what in (("api_peak", "op.run_buffers"), ("cli_peak", "run --output-buffer")):
+            v = r[key]
+            ratio = None if v is None else v / r["out_bytes"]
+            out.append(
+                (
+                    f"{what} peak memory <= 2x the {r['case']}",
+                    "failed" if ratio is None else f"{ratio:.2f}x",
+                    ratio is not None and ratio <= 2.0,
+                )
+            )
+    return out
+
+
+# ---- end of buffer-mode peak memory ------------------------------------------------------------
+
+
 def main() -> None:
     console = Console(width=200)
     info = machine()
@@ -316,7 +428,9 @@ def main() -> None:
             f"{fmt_time(r['dmltile_new_out'])}, np.tile {fmt_time(r['np_tile'])}, "
             f"ort iobinding {fmt_time(r['ort'])}"
         )
-    verdicts = targets(rows)
+    mem = memory_rows()
+    console.print(memory_table(mem))
+    verdicts = targets(rows) + memory_targets(mem)
     for name, measured, ok in verdicts:
         console.print(f"{'[green]met   [/]' if ok else '[red]missed[/]'} {name}: {measured}")
     notes = {r["ort_note"] for r in rows if r["ort_note"]}
@@ -324,7 +438,13 @@ def main() -> None:
         console.print(f"onnxruntime column skipped: {note}")
     (HERE / "results.json").write_text(
         json.dumps(
-            {"machine": info, "rows": rows, "targets": verdicts, "seconds": time.perf_counter() - start},
+            {
+                "machine": info,
+                "rows": rows,
+                "memory": mem,
+                "targets": verdicts,
+                "seconds": time.perf_counter() - start,
+            },
             indent=2,
         )
     )

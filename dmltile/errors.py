@@ -75,3 +75,9 @@ class UnsupportedError(DmlTileError):
 
 class UnreadableOutput(DmlTileError):
     """DxDispatch's printed output could not be read (no such resource, garbled values, truncated)."""
+
+
+class WriteError(DmlTileError):
+    """A file could not be written (full disk, no permission, a directory in the way), or writing it
+    would replace a file the command did not create without being told to (``--force``). The file
+    that was there before is left as it was."""

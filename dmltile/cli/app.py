@@ -240,8 +240,44 @@ def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
     return typer.Exit(status)
 
 
+class QuietPipe:
+    """stdout that ends quietly when the reader goes away (``dmltile check m.onnx | head -1``): the
+    first broken-pipe write points the descriptor at the null device and drops the rest, so the
+    command runs to its end and exits with the status it would have had."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.broken = False
+
+    def _guard(self, call, *args):
+        if self.broken:
+            return len(args[0]) if args else None
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            self.broken = True
+            try:
+                null = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(null, self._inner.fileno())
+                os.close(null)
+            except (OSError, ValueError):
+                pass
+            return len(args[0]) if args else None
+
+    def write(self, text):
+        return self._guard(self._inner.write, text)
+
+    def flush(self):
+        return self._guard(self._inner.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
 def main() -> None:
     """Console-script entry point: user errors become one line and exit 2, never a traceback."""
+    if not isinstance(sys.stdout, QuietPipe) and sys.stdout is not None:
+        sys.stdout = QuietPipe(sys.stdout)
     try:
         app()
     except DmlTileError as e:

@@ -9,15 +9,17 @@ import typer
 
 from ..core.enums import DataType
 from ..core.tensor import UINT32_MAX
-from ..errors import DescriptorError, EnumParseError, InputError
+from ..errors import DescriptorError, EnumParseError, InputError, WriteError
 from ..validate.api import validate
 from ..validate.build import data_type_of, tile_desc
 from ..validate.document import parse
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.rules import unreadable_issues
 from ..validate.schema import document_schema
+from ..validate.source import Loaded, looks_like_dxdispatch, read_source
 from ..validate.suggest import enum_hint
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
+from .files import write_text
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 from .report_schemas import REPORTS, report_schema
@@ -100,9 +102,16 @@ def fmt_cmd(
     if in_place and str(file) == "-":
         raise fail("--in-place needs a file, not - (stdin)")
     try:
-        desc, issues = parse(readable_file(file))
+        data = read_source(readable_file(file))
     except InputError as e:
         raise fail(str(e)) from None
+    if in_place and looks_like_dxdispatch(data):
+        raise fail(
+            f"{file} is a DxDispatch model (or dispatchable), and fmt writes dmltile's descriptor form: "
+            "rewriting it would drop its resources, commands and other dispatchables, so it is left "
+            f"unchanged. Print the Tile descriptor with `dmltile fmt {file}` and save it elsewhere"
+        )
+    desc, issues = parse(Loaded(data))
     if desc is None:
         if unreadable_issues(issues):
             raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(issues)))
@@ -111,9 +120,9 @@ def fmt_cmd(
     text = desc.to_json() + "\n"
     if in_place:
         try:
-            file.write_text(text)
-        except OSError as e:
-            raise fail(f"{file}: cannot write ({e.strerror or e})") from None
+            write_text(file, text, "fmt -w", force=True)  # -w says: replace the file that was read
+        except WriteError as e:
+            raise fail(str(e)) from None
     else:
         print(text, end="")
     raise typer.Exit(EXIT_OK)

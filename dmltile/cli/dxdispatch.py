@@ -10,7 +10,7 @@ import numpy as np
 import typer
 from rich.markup import escape
 
-from ..errors import DescriptorError, DmlTileError, InputError, UnreadableOutput
+from ..errors import DescriptorError, DmlTileError, InputError, UnreadableOutput, WriteError
 from ..execute.npy import read_npy
 from ..interop import dxdispatch_export as dx
 from ..interop.dxdispatch_print import compare_dxdispatch
@@ -21,6 +21,7 @@ from ..validate.report import ValidationReport
 from ..validate.rules import issue
 from ..validate.source import read_source
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail
+from .files import check_targets, write_atomic, write_text
 from .options import readable_file
 
 
@@ -31,15 +32,17 @@ def _read_input(path: Path) -> np.ndarray:
         raise fail(f"--input {e}") from None
 
 
-def _write_expected(model: dict, model_file: Path) -> tuple[Path, int]:
-    """Run the model's dispatch on NumPy; save what DxDispatch's print should show."""
+def expected_path(model_file: Path) -> Path:
+    """Where ``export --expect`` saves the expected values: ``<model stem>.expected.npy`` beside it."""
+    return model_file.with_name(model_file.stem + ".expected.npy")
+
+
+def _expected(model: dict) -> np.ndarray:
+    """Run the model's dispatch on NumPy: what DxDispatch's print should show."""
     try:
-        shown = dx.expected_outputs(model)[dx.OUTPUT_RESOURCE]
+        return dx.expected_outputs(model)[dx.OUTPUT_RESOURCE]
     except DmlTileError as e:
         raise fail(f"cannot compute the expected output: {e}", EXIT_INVALID) from None
-    path = model_file.with_name(model_file.stem + ".expected.npy")
-    np.save(path, shown)
-    return path, shown.size
 
 
 def dxdispatch_results(path: Path, data: Any, levels: list) -> tuple[dict, dict] | None:
@@ -97,6 +100,9 @@ def export_cmd(
     verbose_print: bool = typer.Option(
         False, "--verbose-print", help="Print each element's bits too (exact comparison)."
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Replace the -o file (and .expected.npy) if they exist."
+    ),
 ) -> None:
     """Write a DxDispatch model that runs the descriptor exactly as written on DirectML.
 
@@ -109,6 +115,13 @@ def export_cmd(
         raise fail("give --input or --seed, not both")
     if expect and output is None:
         raise fail("--expect writes <model>.expected.npy next to the model: give the model file with -o")
+    targets = [(output, "-o")] if output is not None else []
+    if expect and output is not None:
+        targets.append((expected_path(output), "--expect"))
+    try:
+        check_targets(targets, force)  # every file checked before any is written
+    except WriteError as e:
+        raise fail(str(e)) from None
     try:
         desc = load(readable_file(file))
     except InputError as e:
@@ -142,10 +155,20 @@ def export_cmd(
     if output is None:
         print(text, end="")
         raise typer.Exit(EXIT_OK)
+    if expect and not report.valid:
+        raise fail("no expected output for an invalid descriptor (see `dmltile validate`)", EXIT_INVALID)
+    shown = _expected(model) if expect else None  # computed before anything is written
     try:
-        output.write_text(text)
-    except OSError as e:
-        raise fail(f"{output}: cannot write ({e.strerror or e})") from None
+        write_text(output, text, "-o", force)
+        if shown is not None:
+            write_atomic(
+                expected_path(output),
+                lambda f: np.lib.format.write_array(f, shown, allow_pickle=False),
+                "--expect",
+                force,
+            )
+    except WriteError as e:
+        raise fail(str(e)) from None
     console.print(f"wrote {output}", highlight=False)
     if small:
         console.print(
@@ -153,10 +176,8 @@ def export_cmd(
             f"compare the file its writeFile command writes ({write_file}) instead",
             highlight=False,
         )
-    if expect:
-        if not report.valid:
-            raise fail("no expected output for an invalid descriptor (see `dmltile validate`)", EXIT_INVALID)
-        path, count = _write_expected(model, output)
+    if shown is not None:
+        path, count = expected_path(output), shown.size
         compare_with = write_file if small and write_file else "out.txt"
         console.print(
             f"wrote {path} ({count} values)\non Windows: dxdispatch.exe {output.name}"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import InputError
+from ..errors import InputError, WriteError
 from ..teach.explain import explain, map_index
 from ..teach.html import explanation_page
 from ..teach.picture import build_picture
@@ -15,15 +15,17 @@ from ..teach.svg import to_svg
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, levels_text
 from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, fail, print_whole_lines
+from .files import check_target, write_text
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 
 
-def _write(path: Path, text: str, option: str) -> None:
+def _write(path: Path, text: str, option: str, force: bool) -> None:
+    """Write atomically; an existing file only with --force; a failure is exit 2 with the reason."""
     try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise fail(f"{option} {path}: cannot write ({e.strerror or e})") from None
+        write_text(path, text, option, force)
+    except WriteError as e:
+        raise fail(str(e)) from None
     console.print(f"{option.lstrip('-')} saved to {path}", highlight=False)
 
 
@@ -47,6 +49,7 @@ def explain_cmd(
         "--html",
         help="Also write one self-contained HTML page: hover an output element to see its source and bytes.",
     ),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --svg or --html file."),
 ) -> None:
     """Explain a Tile descriptor: every field, the output sizes, the byte sizes step by step, the
     feature levels that accept it, and a picture of which input element each output element copies,
@@ -57,6 +60,12 @@ def explain_cmd(
     Example: dmltile explain examples/doc_example.json --index 0,0,4,7 --html tile.html
     """
     level = parse_level(feature_level)
+    for target, option in ((svg, "--svg"), (html, "--html")):
+        if target is not None:
+            try:
+                check_target(target, option, force)
+            except WriteError as e:
+                raise fail(str(e)) from None
     out_index = int_list(index, "--index") if index is not None else None
     try:
         ex = explain(readable_file(file), level)
@@ -77,7 +86,7 @@ def explain_cmd(
         model = build_picture(ex.desc, out_index, max_width=max(60, min(console.width, 140)))
     print_whole_lines(render(ex, model))
     if svg is not None and model is not None:
-        _write(svg, to_svg(model, title=f"dmltile explain {file.name}"), "--svg")
+        _write(svg, to_svg(model, title=f"dmltile explain {file.name}"), "--svg", force)
     if html is not None:
-        _write(html, explanation_page(ex, model, title=f"dmltile explain {file.name}"), "--html")
+        _write(html, explanation_page(ex, model, title=f"dmltile explain {file.name}"), "--html", force)
     raise typer.Exit(EXIT_OK if ex.report.valid else EXIT_INVALID)

@@ -9,15 +9,16 @@ import numpy as np
 import typer
 
 from ..core.operator import OperatorDesc
-from ..errors import DmlTileError, InputError
-from ..execute.buffers import CompiledTile, addressed_mask, pack_tensor, strided
+from ..errors import DmlTileError, InputError, WriteError
+from ..execute.buffers import CompiledTile, addressed_mask, output_aliases, pack_tensor, strided
 from ..execute.compare import compare_backends
 from ..execute.compile import compile as compile_tile
-from ..execute.npy import read_npy
+from ..execute.npy import read_buffer_file, read_npy
 from ..validate.api import parse_and_validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.rules import unreadable_issues
 from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
+from .files import check_targets, write_atomic
 from .options import feature_level as parse_level
 from .options import readable_file
 from .validate import is_unreadable, print_reports
@@ -99,6 +100,7 @@ def run_cmd(
         "--poison-padding",
         help="Fill output bytes the output desc does not address with 0xCD, as DirectML may overwrite them.",
     ),
+    force: bool = typer.Option(False, "--force", help="Replace --output / --output-buffer files that exist."),
 ) -> None:
     """Execute a descriptor, like compiling it with IDMLDevice::CompileOperator and dispatching it.
 
@@ -118,7 +120,18 @@ def run_cmd(
         raise fail(
             "--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding"
         )
-    desc, report = parse_and_validate(readable_file(file), level)
+    if output is not None:
+        output = npy_name(output)
+    try:
+        check_targets(
+            [(p, what) for p, what in ((output, "--output"), (output_buffer, "--output-buffer")) if p], force
+        )
+    except WriteError as e:
+        raise fail(str(e)) from None
+    try:
+        desc, report = parse_and_validate(readable_file(file), level)
+    except InputError as e:
+        raise fail(str(e)) from None
     if is_unreadable(report):
         raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(report.issues)))
     if not report.valid:
@@ -142,19 +155,23 @@ def run_cmd(
     try:
         op = compile_tile(desc, level, backend=backend)
         if buffers:
-            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding)
+            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force)
         else:
             assert x is not None  # only --input-buffer leaves x out, and it runs on buffers
             y = op(x)
+    except WriteError as e:
+        raise fail(str(e)) from None
     except DmlTileError as e:
         raise fail(str(e)) from None
     provider = getattr(op, "provider", backend)
     where = f"{backend}" + (f" ({provider})" if provider and provider != backend else "")
     if output is not None:
         try:
-            np.save(output, y, allow_pickle=False)
-        except OSError as e:
-            raise fail(f"--output {output}: cannot write ({e.strerror or e})") from None
+            write_atomic(
+                output, lambda f: np.lib.format.write_array(f, y, allow_pickle=False), "--output", force
+            )
+        except WriteError as e:
+            raise fail(str(e)) from None
         console.print(f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}", highlight=False)
     else:
         source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
@@ -167,6 +184,19 @@ def run_cmd(
     raise typer.Exit(EXIT_OK)
 
 
+def npy_name(path: Path) -> Path:
+    """The file ``--output`` writes: numpy.save's name for it (``.npy`` added when missing)."""
+    return path if path.name.endswith(".npy") else path.with_name(path.name + ".npy")
+
+
+def _addressed_bytes(t) -> int:
+    """Bytes of the tensor's buffer that some element occupies. Without aliasing (which run_buffers
+    refuses above a small size) every element has its own bytes, so no mask need be built."""
+    if not output_aliases(t):
+        return t.element_count * t.data_type.element_size
+    return int(np.count_nonzero(addressed_mask(t)))
+
+
 def _run_buffers(
     op: CompiledTile,
     desc: OperatorDesc,
@@ -174,38 +204,33 @@ def _run_buffers(
     input_buffer: Path | None,
     output_buffer: Path | None,
     poison_padding: bool,
+    force: bool = False,
 ) -> np.ndarray:
-    """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor."""
+    """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor
+    (a view into the buffer: peak memory is the output buffer plus the input)."""
     if input_buffer is not None:
         try:
-            source = readable_file(input_buffer)
-            in_bytes = (
-                np.frombuffer(source, np.uint8).copy()
-                if isinstance(source, bytes)
-                else np.fromfile(source, dtype=np.uint8)
-            )
-        except OSError as e:
-            raise fail(f"--input-buffer {input_buffer}: cannot read ({e.strerror or e})") from None
+            in_bytes = read_buffer_file(input_buffer, int(desc.input.total_tensor_size_in_bytes or 0))
+        except InputError as e:
+            raise fail(f"--input-buffer {e}") from None
     else:
         assert x is not None  # without --input-buffer there is an input array
         in_bytes = pack_tensor(desc.input, x)
     out_bytes = np.zeros(desc.output.total_tensor_size_in_bytes, np.uint8)
     op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
-    padding = desc.output.total_tensor_size_in_bytes - int(np.count_nonzero(addressed_mask(desc.output)))
+    del in_bytes
+    padding = desc.output.total_tensor_size_in_bytes - _addressed_bytes(desc.output)
     note = f", {padding} padding bytes" + (
         " poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else ""
     )
     if output_buffer is not None:
-        try:
-            out_bytes.tofile(output_buffer)
-        except OSError as e:
-            raise fail(f"--output-buffer {output_buffer}: cannot write ({e.strerror or e})") from None
+        write_atomic(output_buffer, lambda f: f.write(out_bytes.data), "--output-buffer", force)
         console.print(
             f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False
         )
     else:
         console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
-    return strided(out_bytes, desc.output).view(op.dtype).copy()  # a valid desc: output dtype = input dtype
+    return strided(out_bytes, desc.output).view(op.dtype)  # a valid desc: output dtype = input dtype
 
 
 def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:

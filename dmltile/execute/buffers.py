@@ -45,11 +45,19 @@ class CompiledTile:
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Tile ``x`` (the input Sizes, the DataType's dtype) into ``out`` or a new array of the output Sizes."""
         if type(x) is not np.ndarray or x.dtype != self.dtype or x.shape != self.in_shape:
+            if isinstance(x, np.ndarray):
+                x = np.asarray(x)  # a subclass (np.matrix, a masked array) is read as its plain data
             if not isinstance(x, np.ndarray) or x.dtype != self.dtype or x.shape != self.in_shape:
                 raise self.input_error(x)
         if out is None:
             out = np.empty(self.out_shape, self.dtype)
-        elif type(out) is not np.ndarray or out.dtype != self.dtype or out.strides != self.out_strides:
+        elif (
+            type(out) is not np.ndarray
+            or out.dtype != self.dtype
+            or out.shape != self.out_shape
+            or out.strides != self.out_strides
+            or not out.flags.writeable
+        ):
             self.check_out(out)
         self.tile_array(x, out)
         return out
@@ -79,6 +87,11 @@ class CompiledTile:
 
     def check_out(self, out: Any) -> None:
         """Raise unless ``out`` is a writable C-contiguous array of the output Sizes and dtype."""
+        if type(out) is not np.ndarray and isinstance(out, np.ndarray):
+            raise DmlTileError(
+                f"out must be a plain numpy.ndarray, got the subclass {type(out).__name__}; "
+                "pass out=np.empty(op.out_shape, op.dtype)"
+            )
         if not isinstance(out, np.ndarray) or out.shape != self.out_shape or out.dtype != self.dtype:
             got = (
                 f"shape {out.shape}, dtype {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
@@ -87,13 +100,16 @@ class CompiledTile:
                 f"out must be an ndarray of shape {self.out_shape} and dtype {self.dtype} "
                 f"(OutputTensor.Sizes, DataType), got {got}"
             )
-        if not out.flags.c_contiguous or not out.flags.writeable:
-            raise DmlTileError("out must be a writable C-contiguous array")
+        if not out.flags.writeable:
+            raise DmlTileError("out is read-only (out.flags.writeable is False); pass a writable array")
+        if not out.flags.c_contiguous:
+            raise DmlTileError(f"out must be C-contiguous, got an array with strides {out.strides}")
 
 
 def byte_view(buf: Any, name: str, need: int, writable: bool) -> np.ndarray:
     """A flat uint8 view of a contiguous buffer-protocol object, checked against the desc's byte size."""
     if isinstance(buf, np.ndarray):
+        buf = np.asarray(buf)  # a subclass (np.matrix) is read as its plain bytes
         if not buf.flags.c_contiguous:
             raise DmlTileError(
                 f"{name}: a byte buffer must be C-contiguous (got an array with strides {buf.strides})"
@@ -150,12 +166,34 @@ def buffer_views(
     desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Checked uint8 views of both buffers; with ``poison_padding`` the output region is pre-filled with
-    POISON_BYTE, so the bytes the copy does not address keep the marker."""
+    POISON_BYTE, so the bytes the copy does not address keep the marker. Refuses, before any work, an
+    aliasing output with more elements than MAX_ALIASED_ELEMENTS (see ``check_aliasing_work``)."""
+    check_aliasing_work(desc)
     src = byte_view(in_buf, "input buffer", desc.input.total_tensor_size_in_bytes, writable=False)
     dst = byte_view(out_buf, "output buffer", desc.output.total_tensor_size_in_bytes, writable=True)
     if poison_padding:
         dst[: desc.output.total_tensor_size_in_bytes].fill(POISON_BYTE)
     return src, dst
+
+
+MAX_ALIASED_ELEMENTS = 1 << 22  # an aliasing output is written element by element: ~20 bytes each
+
+
+def check_aliasing_work(desc: OperatorDesc) -> None:
+    """UnsupportedError for an output whose Strides map several elements to one address (DML109) and
+    that has more than MAX_ALIASED_ELEMENTS elements. Writing it in buffer mode takes memory and time
+    per element, not per byte of its buffer: UINT8 [1,1] -> [32768,32768] with Strides [0,0] has a
+    4-byte buffer but 2^30 elements, all writing the same byte."""
+    t = desc.output
+    if t.strides is None or t.element_count <= MAX_ALIASED_ELEMENTS or not output_aliases(t):
+        return
+    raise UnsupportedError(
+        f"OutputTensor.Strides {list(t.strides)} map several of its {t.element_count} elements "
+        f"(Sizes {list(t.sizes)}) to one address of its {t.total_tensor_size_in_bytes}-byte buffer (DML109); "
+        f"buffer-mode runs write such outputs element by element and take at most {MAX_ALIASED_ELEMENTS} "
+        "elements: refused before any work. Give the output distinct addresses (Strides null), or run on "
+        "arrays with op(x)"
+    )
 
 
 def output_aliases(t: BufferTensorDesc) -> bool:

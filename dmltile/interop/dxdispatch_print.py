@@ -33,6 +33,7 @@ import numpy as np
 from ..core.enums import DataType
 from ..errors import InputError, UnreadableOutput
 from ..execute.npy import read_npy
+from ..validate.source import read_regular
 
 MAX_OUTPUT_BYTES = 512 * 1024 * 1024
 _HEADER = re.compile(r"^Resource '(?P<name>[^'\n]*)':(?P<sep> ?)", re.M)
@@ -275,14 +276,10 @@ def compare_dxdispatch(output: str | Path, expected: Any, resource: str | None =
     """
     flat = load_expected(expected) if isinstance(expected, (str, Path)) else np.asarray(expected)
     path = Path(output)
+    if path.suffix.lower() == ".npy":
+        return compare_npy(load_expected(path), flat)
     try:
-        if path.stat().st_size > MAX_OUTPUT_BYTES:
-            raise UnreadableOutput(f"{path} is larger than {MAX_OUTPUT_BYTES} bytes")
-        if path.suffix.lower() == ".npy":
-            return compare_npy(load_expected(path), flat)
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise UnreadableOutput(f"{path}: no such file") from None
-    except OSError as e:
-        raise UnreadableOutput(f"{path}: cannot read ({e.strerror or e})") from None
+        data = read_regular(path, "DxDispatch output", MAX_OUTPUT_BYTES)
+    except InputError as e:
+        raise UnreadableOutput(str(e)) from None
     return compare_printed(parse_printed(data, flat.size, flat.dtype, resource), flat)

@@ -34,7 +34,7 @@ from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature
 from .from_onnx import check_type, tile_version
 from .lowering import lower
 from .mapping import lowest_dispatch_level, map_to_directml
-from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, tile_nodes, with_values
+from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
     CPU_ONLY_TYPES,
     DEVICE_DEPENDENT,
@@ -178,7 +178,7 @@ TYPE_REASONS = {
 def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, static_shapes: dict) -> _Node:
     """The level-independent facts and verdict of one ONNX Tile node."""
     shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
-    rep = TileNodeReport(name, opset, shape, dtype, None)
+    rep = TileNodeReport(text(name), opset, shape, dtype, None)
     out = _Node(rep, dtype=dtype)
     problem = _structural_problem(node, opset)
     if problem:
@@ -209,7 +209,10 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
         rep.supplied.append(f"repeats {overrides[key][0]} (--repeats {key})")
         rep.repeats_source += f"; values given: {list(overrides[key][0])}"
     elif constant:
-        values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
+        try:  # external data outside the model's folder, a FIFO, a truncated file: no runtime runs it
+            values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
+        except InputError as e:
+            return _invalid(out, str(e))
     symbolic = [d for d in shape if not isinstance(d, int)] if shape is not None else None
     inferred_out, _ = scope.shape_and_type(node.output[0]) if node.output else (None, None)
     if inferred_out is not None:  # names onnx made up for unknown dims read as unknown

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
+from ..validate.source import file_size, open_regular, read_regular
 from .framework import dtype_name
 
 # ONNX TensorProto element types in NumPy terms (the rest keep their lower-cased ONNX name,
@@ -52,8 +53,18 @@ def onnx_modules():
 def type_name(elem_type: int) -> str:
     """An ONNX element type number in NumPy terms."""
     onnx, _ = onnx_modules()
-    name = onnx.TensorProto.DataType.Name(elem_type)
+    try:
+        name = onnx.TensorProto.DataType.Name(elem_type)
+    except ValueError:  # a number no ONNX type has (a hostile or corrupt model)
+        return f"unknown ONNX type {elem_type}"
     return ONNX_TYPES.get(name, name.lower())
+
+
+def text(value: Any) -> str:
+    """A protobuf string field as str: names that are not valid UTF-8 come back as bytes."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return str(value)
 
 
 def _is_json_text(name: str) -> bool:
@@ -67,17 +78,20 @@ def _is_json_text(name: str) -> bool:
 
 
 def read_model(path: Any):
-    """(ModelProto as read, base directory for external data). InputError if unreadable."""
+    """(ModelProto as read, base directory for external data, None for a ModelProto). InputError if
+    unreadable."""
     onnx, _ = onnx_modules()
     if isinstance(path, onnx.ModelProto):
-        return path, ""
-    name = os.fspath(path)
-    if os.path.isdir(name):
-        raise InputError(f"{name} is a directory, not an ONNX model file")
+        return path, None  # no folder: external data in it is refused, never resolved against the CWD
     try:
-        model = onnx.load(name, load_external_data=False)
-    except FileNotFoundError:
-        raise InputError(f"{name}: no such file") from None
+        name = os.fspath(path)
+    except TypeError:
+        raise InputError(
+            f"check_model takes a path or an onnx.ModelProto, got {type(path).__name__}"
+        ) from None
+    data = read_regular(name, "ONNX model")
+    try:
+        model = onnx.load_model_from_string(data)
     except Exception as e:  # protobuf DecodeError and friends: the bytes are not a model
         if _is_json_text(name):
             raise InputError(
@@ -173,11 +187,21 @@ class Constant:
     proto: Any = None  # TensorProto, converted on demand
     array: np.ndarray | None = None
 
-    def value(self, base: str) -> np.ndarray:
-        """The value as an ndarray (external data read from ``base``)."""
+    def value(self, base: str | None) -> np.ndarray:
+        """The value as an ndarray (external data read from a file inside ``base``, the model's
+        folder). InputError when it cannot be read: data missing, external data outside the folder
+        or too large, or a ModelProto (no folder) with external data."""
         if self.array is None:
             _, numpy_helper = onnx_modules()
-            self.array = numpy_helper.to_array(self.proto, base)
+            proto = self.proto
+            if proto.data_location == proto.EXTERNAL:
+                proto = _with_external_data(proto, base, self.source)
+            try:
+                self.array = numpy_helper.to_array(proto)
+            except Exception as e:  # missing or short data: numpy's reshape, onnx's own checks
+                raise InputError(
+                    f"{self.source} (dims {list(self.proto.dims)}) cannot be read: {str(e)[:160]}"
+                ) from None
         return self.array
 
     def shape_and_type(self) -> tuple[list, str]:
@@ -191,7 +215,7 @@ class Constant:
 class Scope:
     """What a graph (and the graphs around it) knows about value names."""
 
-    base: str = ""
+    base: str | None = None
     types: dict[str, Any] = field(default_factory=dict)  # name -> TypeProto.Tensor
     constants: dict[str, Constant] = field(default_factory=dict)
     producers: dict[str, Any] = field(default_factory=dict)  # name -> NodeProto
@@ -215,7 +239,7 @@ class Scope:
             if init.name in inputs:  # an initializer that is also an input is only a default
                 self.defaults.add(init.name)
             else:
-                self.constants[init.name] = Constant(f"initializer '{init.name}'", proto=init)
+                self.constants[init.name] = Constant(f"initializer '{text(init.name)}'", proto=init)
         for node in graph.node:
             for out in node.output:
                 self.producers[out] = node
@@ -240,14 +264,59 @@ class Scope:
         """Where a non-constant value comes from, in words."""
         node = self.producers.get(name)
         if node is not None:
-            return f"computed at run time by {node.op_type} node '{node.name or name}'"
+            return f"computed at run time by {text(node.op_type)} node '{text(node.name) or text(name)}'"
         if name in self.defaults:
-            return f"graph input '{name}', whose initializer is only a default that callers may replace"
-        return f"graph input '{name}', fed at run time"
+            return f"graph input '{text(name)}', whose initializer is only a default that callers may replace"
+        return f"graph input '{text(name)}', fed at run time"
+
+
+MAX_EXTERNAL_BYTES = 1 << 20  # repeats are a handful of int64s; never read a big weight file for them
+
+
+def _with_external_data(proto: Any, base: str | None, source: str) -> Any:
+    """A copy of ``proto`` with its external data read in, from a regular file inside ``base`` only."""
+    info = {e.key: e.value for e in proto.external_data}
+    location = info.get("location", "")
+    if base is None:
+        raise InputError(
+            f"{source} keeps its data in the external file {location!r}, but a ModelProto has no folder "
+            "to find it in; pass the model's path, or load it with onnx.load (external data included)"
+        )
+    root = os.path.realpath(base)
+    target = os.path.realpath(os.path.join(root, location))
+    if not location or os.path.isabs(location) or os.path.commonpath([root, target]) != root:
+        raise InputError(
+            f"{source}: external data location {location!r} is outside the model's folder {root}; "
+            "dmltile reads external data only from files inside it"
+        )
+    try:
+        offset, length = int(info.get("offset", 0) or 0), info.get("length")
+        length = int(length) if length not in (None, "") else None
+    except ValueError:
+        raise InputError(f"{source}: external data offset/length are not integers") from None
+    with open_regular(target, "external data") as f:
+        size = file_size(f)
+        want = size - offset if length is None else length
+        if offset < 0 or want < 0 or offset + want > size:
+            raise InputError(
+                f"{source}: external data [{offset}, +{want}) lies outside {location!r} ({size} bytes)"
+            )
+        if want > MAX_EXTERNAL_BYTES:
+            raise InputError(
+                f"{source}: {want} bytes of external data; repeats are read up to {MAX_EXTERNAL_BYTES}"
+            )
+        f.seek(offset)
+        raw = f.read(want)
+    copy = type(proto)()
+    copy.CopyFrom(proto)
+    del copy.external_data[:]
+    copy.data_location = proto.DEFAULT
+    copy.raw_data = raw
+    return copy
 
 
 def _constant_node(node) -> Constant | None:
-    source = f"Constant node '{node.name or node.output[0]}'"
+    source = f"Constant node '{text(node.name) or text(node.output[0])}'"
     for a in node.attribute:
         if a.name == "value":
             return Constant(source, proto=a.t)
@@ -264,7 +333,9 @@ def tile_nodes(graph, scope: Scope, prefix: str = "") -> Iterator[tuple[str, Any
     scope.read(graph)
     for i, node in enumerate(graph.node):
         if node.op_type == "Tile" and node.domain in ("", "ai.onnx"):
-            yield prefix + (node.name or f"(node {i}: Tile)"), node, scope
+            yield prefix + (text(node.name) or f"(node {i}: Tile)"), node, scope
         for a in node.attribute:
             for sub in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
-                yield from tile_nodes(sub, scope.child(), f"{prefix}{node.name or node.op_type}/{a.name}/")
+                yield from tile_nodes(
+                    sub, scope.child(), f"{prefix}{text(node.name) or text(node.op_type)}/{text(a.name)}/"
+                )

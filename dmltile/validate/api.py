@@ -9,7 +9,7 @@ from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import parse
+from .document import cap_issues, parse
 from .fixes import attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
 from .report import Issue, ValidationReport
@@ -112,8 +112,11 @@ def parse_and_validate(
     if isinstance(raw, dict) and not looks_like_dxdispatch(raw):
         issues = attach_fixes(raw, issues, level, _judge)
     return desc, ValidationReport(
-        valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
-    )
+        valid=not _has_errors(issues),
+        feature_level=level,
+        output_sizes=sizes,
+        issues=issues if desc is None else cap_issues(issues),
+    )  # without a desc, the issues are parse's, already capped
 
 
 def validate(

@@ -27,6 +27,16 @@ def tile_desc(
     Values no descriptor can hold (a negative size, an output size past UINT, an unknown data
     type) raise DescriptorError with paths into the canonical document, as ``load()`` does.
     """
+    given: list[tuple[str, Any]] = [("input_sizes", input_sizes), ("repeats", repeats)]
+    if strides is not None:
+        given.append(("strides", strides))
+    for name, values in given:
+        if isinstance(values, (str, bytes)) or not hasattr(values, "__len__"):
+            raise DmlTileError(f"{name} must be a list of whole numbers, got {values!r}"[:200])
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise DmlTileError(f"{name}[{i}] is {v!r}, not a whole number"[:200])
+    input_sizes, repeats = [int(v) for v in input_sizes], [int(v) for v in repeats]
     dtype = data_type_of(dtype)
     if len(input_sizes) != len(repeats):
         raise DmlTileError(
@@ -37,7 +47,7 @@ def tile_desc(
             "InputTensor": {
                 "DataType": dtype,
                 "Sizes": list(input_sizes),
-                "Strides": None if strides is None else list(strides),
+                "Strides": None if strides is None else [int(v) for v in strides],
             },
             "OutputTensor": {"DataType": dtype, "Sizes": list(tile_output_sizes(input_sizes, repeats))},
             "Repeats": list(repeats),

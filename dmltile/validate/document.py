@@ -19,7 +19,7 @@ from ..errors import DescriptorError
 from .dxdispatch import single_tile_document
 from .report import Issue
 from .rules import issue
-from .source import NotJson, Source, looks_like_dxdispatch, read_source
+from .source import NotJson, Source, looks_like_dxdispatch, not_json_message, read_source
 from .suggest import closest_key, enum_hint, keys_at
 
 
@@ -50,14 +50,12 @@ def parse(source: Source, level: FeatureLevel | None = None) -> tuple[OperatorDe
     if dx_issues:
         return None, dx_issues
     if isinstance(data, NotJson):
-        return None, [
-            issue(
-                "DML001",
-                "",
-                f"the document is not JSON: {data.reason}",
-                "write one JSON object, as `dmltile new` prints",
-            )
-        ]
+        hint = (
+            f'keep one "{data.key}" in that object'
+            if data.code == "DML003"
+            else "write one JSON object, as `dmltile new` prints"
+        )
+        return None, [issue(data.code, data.key, not_json_message(data), hint)]
     if not isinstance(data, dict):
         return None, [
             issue(
@@ -67,12 +65,65 @@ def parse(source: Source, level: FeatureLevel | None = None) -> tuple[OperatorDe
                 'write a JSON object such as {"Type": "DML_OPERATOR_TILE", "Desc": {...}}',
             )
         ]
+    too_long = long_arrays(data)
+    if too_long:
+        return None, too_long
     try:
         return OperatorDesc.model_validate(data), []
     except ValidationError as e:
-        return None, issues_from_pydantic(e.errors(), level)
+        return None, cap_issues(
+            issues_from_pydantic(e.errors(include_url=False)[: MAX_ISSUES * 4], level), e.error_count()
+        )
     except RecursionError:
         return None, [issue("DML001", "", "the document is nested too deeply to read")]
+
+
+MAX_ISSUES = 100  # issues listed per document; the rest are counted in one last issue
+MAX_ARRAY_VALUES = 64  # DirectML tensors have at most 8 dimensions; longer arrays are not read
+ARRAY_FIELDS = ("Sizes", "Strides", "Repeats")
+
+
+def long_arrays(data: Any) -> list[Issue]:
+    """One DML004 issue per Sizes/Strides/Repeats array longer than MAX_ARRAY_VALUES, found before
+    anything else reads the document (so 100,000 dimensions cost one issue, not 100,000)."""
+    found: list[Issue] = []
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, path = stack.pop()
+        if not isinstance(value, dict):
+            continue
+        for key, child in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if key in ARRAY_FIELDS and isinstance(child, list) and len(child) > MAX_ARRAY_VALUES:
+                found.append(
+                    issue(
+                        "DML004",
+                        here,
+                        f"{key} has {len(child)} values; DirectML tensors have at most 8 dimensions, so "
+                        f"dmltile reads arrays of at most {MAX_ARRAY_VALUES} values and stops here",
+                        "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
+                    )
+                )
+            elif isinstance(child, dict):
+                stack.append((child, here))
+    return sorted(found, key=lambda i: i.path)
+
+
+def cap_issues(issues: list[Issue], total: int | None = None) -> list[Issue]:
+    """At most MAX_ISSUES issues, then one more that says how many were left out (``total``: how
+    many there were, when more were found than ``issues`` holds)."""
+    total = max(len(issues), total or 0)
+    if total <= MAX_ISSUES:
+        return issues
+    kept = issues[:MAX_ISSUES]
+    rest = issues[MAX_ISSUES] if len(issues) > MAX_ISSUES else issues[-1]
+    more = issue(
+        rest.code,
+        "",
+        f"... and {total - MAX_ISSUES} more issues not listed (dmltile lists at most {MAX_ISSUES} per document)",
+        "fix the issues listed and validate again",
+    )
+    return [*kept, more]
 
 
 def load(source: Source) -> OperatorDesc:

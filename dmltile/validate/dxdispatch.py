@@ -20,7 +20,7 @@ from ..core.enums import TILE, OperatorType
 from ..errors import DescriptorError
 from .report import Issue
 from .rules import issue
-from .source import NotJson, is_dispatchable, is_model, read_source
+from .source import NotJson, is_dispatchable, is_model, not_json_message, read_source
 
 DISPATCHABLE = "tile"  # the name a lone dispatchable gets, and the one the export writes
 DXDISPATCH_KEYS = ("dmlCompileType", "executionFlags", "bindings")  # dispatchable keys beside the desc
@@ -40,7 +40,9 @@ def _model_or_issues(source: Any) -> tuple[dict | None, list[Issue]]:
     """``read_model``'s model, or (None, the issue that stops it)."""
     data = read_source(source)
     if isinstance(data, NotJson):
-        return None, [issue("DML001", path="", message=f"the model is not JSON: {data.reason}")]
+        return None, [
+            issue(data.code, path=data.key, message=not_json_message(data, "the model"), hint=_fix(data))
+        ]
     if is_dispatchable(data):
         return {"dispatchables": {DISPATCHABLE: data}}, []
     if not is_model(data) or not isinstance(data["dispatchables"], dict):
@@ -92,6 +94,10 @@ def canonical_document(dispatchable: Mapping) -> dict:
             if name in desc:
                 desc[name] = _canonical_tensor(desc[name])
     return {"Type": operator_name(raw), "Desc": desc}
+
+
+def _fix(data: NotJson) -> str:
+    return f'keep one "{data.key}" in that object' if data.code == "DML003" else ""
 
 
 def is_tile(dispatchable: Any) -> bool:

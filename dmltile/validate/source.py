@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..core.operator import OperatorDesc
 from ..errors import InputError
@@ -28,6 +28,93 @@ class Loaded:
 
 Source = OperatorDesc | dict | str | bytes | os.PathLike | Loaded
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_DEPTH = 64  # the deepest DxDispatch model nests about 8 levels; a descriptor 4
+
+# The size limit of each kind of file dmltile reads (bytes). Every read goes through ``open_regular``.
+READ_LIMITS = {
+    "descriptor": MAX_DOCUMENT_BYTES,
+    "ONNX model": 2 << 30,  # protobuf's own limit for one message
+    ".npy": 4 << 30,
+    "input buffer": 4 << 30,
+    "DxDispatch output": 512 << 20,
+    "external data": 1 << 20,
+}
+
+
+def open_regular(path: Any, kind: str) -> IO[bytes]:
+    """Open ``path`` for reading as a ``kind`` file, refusing anything that is not a regular file.
+
+    The path is checked with ``os.stat`` before it is opened (opening a FIFO for reading blocks until
+    a writer comes), then opened non-blocking and checked again on the open descriptor, so a file
+    swapped for a pipe or device in between is refused too. InputError names the path and why.
+    """
+    try:
+        name = os.fspath(path)
+    except TypeError:
+        raise InputError(f"expected a path to a {kind} file, got {type(path).__name__}") from None
+    shown = os.fsdecode(name)
+    try:
+        problem = _not_regular(os.stat(name).st_mode, shown, kind)
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except (OSError, ValueError) as e:  # ValueError: an embedded NUL byte
+        raise InputError(f"{shown}: cannot read ({getattr(e, 'strerror', None) or e})") from None
+    if problem:
+        raise InputError(problem)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise InputError(f"{shown}: no such file") from None
+    except OSError as e:
+        raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
+    try:
+        problem = _not_regular(os.fstat(fd).st_mode, shown, kind)
+    except OSError as e:
+        problem = f"{shown}: cannot read ({e.strerror or e})"
+    if problem:
+        os.close(fd)
+        raise InputError(problem)
+    return os.fdopen(fd, "rb")
+
+
+def _not_regular(mode: int, shown: str, kind: str) -> str | None:
+    if stat.S_ISREG(mode):
+        return None
+    article = "an" if kind[:1].lower() in "aeio" or kind.startswith(("ONNX", "-")) else "a"
+    if stat.S_ISDIR(mode):
+        return f"{shown} is a directory, not {article} {kind} file"
+    return f"{shown} is not a regular file (a pipe, socket or device); give {article} {kind} file"
+
+
+def file_size(f: IO[bytes]) -> int:
+    """The size of an open regular file."""
+    return os.fstat(f.fileno()).st_size
+
+
+def too_large(shown: Any, size: int, kind: str, limit: int | None = None) -> InputError:
+    limit = READ_LIMITS[kind] if limit is None else limit
+    return InputError(f"{shown} is {size} bytes; dmltile reads {kind} files of at most {limit} bytes")
+
+
+def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes (default: READ_LIMITS[kind]).
+
+    FIFOs, devices and directories are refused before reading (``open_regular``), and never more
+    than ``limit + 1`` bytes are read, so a file that grows while being read is refused too."""
+    limit = READ_LIMITS[kind] if limit is None else limit
+    with open_regular(path, kind) as f:
+        shown = os.fsdecode(os.fspath(path))
+        size = file_size(f)
+        if size > limit:
+            raise too_large(shown, size, kind, limit)
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
+    if len(data) > limit:
+        raise too_large(shown, len(data), kind, limit)
+    return data
+
 
 _JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
 
@@ -81,7 +168,9 @@ def looks_like_dxdispatch(data: Any) -> bool:
 def parse_jsonc_model(text: str | bytes) -> Any:
     """JSON with comments/trailing commas, parsed only if it then is a DxDispatch model; else None."""
     try:
-        data = json.loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+        data = loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+    except DuplicateKey:
+        raise
     except (ValueError, RecursionError):
         return None
     return data if looks_like_dxdispatch(data) else None
@@ -96,34 +185,58 @@ def read_source(source: Source) -> Any:
     """
     if isinstance(source, Loaded):
         return source.data
-    if (
-        isinstance(source, (OperatorDesc, dict, list, NotJson))
-        or source is None
-        or isinstance(source, (int, float))
-    ):
+    if isinstance(source, (OperatorDesc, NotJson)):
         return source
-    if isinstance(source, bytes):
-        return _parse_json(source)
-    if isinstance(source, str) and (source.lstrip()[:1] in ("{", "[") or _commented_text(source)):
-        return _parse_json(source)
-    path = Path(source)
-    if isinstance(source, str) and not path.exists():
-        parsed = _parse_json(source)
-        if not isinstance(parsed, NotJson):
-            return parsed  # JSON text such as `null` or `42`: content, reported as DML001
-    try:
-        if path.is_dir():
-            raise InputError(f"{path} is a directory, not a descriptor file")
-        if path.stat().st_size > MAX_DOCUMENT_BYTES:
-            raise InputError(
-                f"{path} is {path.stat().st_size} bytes; descriptor documents are at most {MAX_DOCUMENT_BYTES}"
+    if isinstance(source, (dict, list)):
+        return source if not _too_deep(source) else NotJson(f"nested more than {MAX_DEPTH} levels deep")
+    if source is None or isinstance(source, (int, float)):
+        return source
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        data = bytes(source)
+        if len(data) > MAX_DOCUMENT_BYTES:
+            return NotJson(f"the text is {len(data)} bytes; documents are at most {MAX_DOCUMENT_BYTES}")
+        return _parse_json(data)
+    if isinstance(source, str):
+        if len(source) > MAX_DOCUMENT_BYTES:
+            return NotJson(
+                f"the text is {len(source)} characters; documents are at most {MAX_DOCUMENT_BYTES}"
             )
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror or e})") from None
-    return _parse_json(data)
+        if source.lstrip()[:1] in ("{", "[") or _commented_text(source) or not _could_be_path(source):
+            return _parse_json(source)
+        if not os.path.lexists(source):
+            parsed = _parse_json(source)
+            if not isinstance(parsed, NotJson):
+                return parsed  # JSON text such as `null` or `42`: content, reported as DML001
+    elif not isinstance(source, os.PathLike):
+        raise InputError(
+            f"a document is a path, JSON text, bytes, a dict or an OperatorDesc; got {type(source).__name__}"
+        )
+    return _parse_json(read_regular(source, "descriptor"))
+
+
+def _could_be_path(text: str) -> bool:
+    """Whether the string can name a file at all (no NUL byte, encodable in the file system's encoding)."""
+    if not text or "\x00" in text:
+        return False
+    try:
+        os.fsencode(text)
+    except UnicodeError:
+        return False
+    return True
+
+
+def _too_deep(data: Any) -> bool:
+    """Whether dicts and lists nest deeper than MAX_DEPTH (walked without recursion)."""
+    if not isinstance(data, (dict, list)):
+        return False
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((v, depth + 1) for v in children if isinstance(v, (dict, list)))
+    return False
 
 
 def _commented_text(source: str) -> bool:
@@ -132,19 +245,58 @@ def _commented_text(source: str) -> bool:
 
 
 class NotJson:
-    """Text that did not parse as JSON, with the parser's reason."""
+    """Text that did not parse as JSON, with the parser's reason (``code`` DML003 for a repeated key)."""
 
-    def __init__(self, reason: str):
-        self.reason = reason
+    def __init__(self, reason: str, code: str = "DML001", key: str = ""):
+        self.reason, self.code, self.key = reason, code, key
+
+
+def not_json_message(data: NotJson, what: str = "the document") -> str:
+    """The message of the issue for text that did not parse (DML001, or DML003 for a repeated key)."""
+    if data.code == "DML003":
+        return f"{data.reason}; JSON readers disagree on which value wins, so dmltile refuses it"
+    return f"{what} is not JSON: {data.reason}"
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that names one key twice (json keeps the last silently; dmltile refuses)."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(f'the key "{key}" appears twice in one object')
+
+
+def unique_object(pairs: list[tuple[str, Any]]) -> dict:
+    """``object_pairs_hook`` for json: a dict, or DuplicateKey for a key given twice."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return data
+
+
+def loads(data: str | bytes) -> Any:
+    """json.loads refusing repeated keys (DuplicateKey)."""
+    return json.loads(data, object_pairs_hook=unique_object)
 
 
 def _parse_json(data: str | bytes) -> Any:
     try:
-        return json.loads(data)
+        parsed = loads(data)
     except RecursionError:
         return NotJson("nested too deeply")
-    except UnicodeDecodeError as e:
-        return NotJson(f"not UTF-8 text ({e.reason} at byte {e.start})")
+    except DuplicateKey as e:
+        return NotJson(str(e), "DML003", e.key)
+    except UnicodeError as e:
+        where = f" at byte {e.start}" if isinstance(e, UnicodeDecodeError) else ""
+        return NotJson(f"not UTF-8 text ({getattr(e, 'reason', e)}{where})")
     except ValueError as e:
-        model = parse_jsonc_model(data)
+        try:
+            model = parse_jsonc_model(data)
+        except DuplicateKey as dup:
+            return NotJson(str(dup), "DML003", dup.key)
         return model if model is not None else NotJson(str(e))
+    return parsed if not _too_deep(parsed) else NotJson(f"nested more than {MAX_DEPTH} levels deep")
