@@ -19,19 +19,17 @@ from ..operator import OperatorDesc
 from ..tensor import packed_strides
 from .base import (POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, output_aliases,
                    scatter_row_major, strided)
-from .plan import BIG_CHUNK, Plan, make_plan, view
+from .plan import Plan, element_type, make_plan, view
 
 __all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
-THREAD_MIN_BYTES = 64 << 20  # a second thread pays off only for outputs above about this (DESIGN §7)
-SPLIT_MIN_BYTES = 4 << 20  # ...and then for each of their copies from about this size
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
 def _second_thread() -> ThreadPoolExecutor:
-    """The one worker thread that copies the second half of big copies (made on first use)."""
+    """The one worker thread that runs the second half of split phases (made on first use)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -40,11 +38,18 @@ def _second_thread() -> ThreadPoolExecutor:
 
 
 class PlanRunner:
-    """Runs a Plan on given input/output byte buffers; temporaries are kept per thread."""
+    """Runs a Plan on given input/output byte buffers; temporaries are kept per calling thread."""
 
-    def __init__(self, plan: Plan, threads: int, out_bytes: int):
+    def __init__(self, plan: Plan, threads: int, out_bytes: int = 0):
         self.plan = plan
-        self.threads = threads if out_bytes >= THREAD_MIN_BYTES else 1
+        self.threads = threads
+        phases: dict[int, list[int]] = {}
+        for i, step in enumerate(plan.steps):
+            phases.setdefault(step.phase, []).append(i)
+        # (step indices, split over two threads) per phase, in execution order
+        self.phases = [(tuple(ix), threads > 1 and p in plan.split) for p, ix in phases.items()]
+        self._specs = [(step.dst, step.dst_offset, step.src, step.src_offset, step.shape, step.dst_strides,
+                        step.src_strides, element_type(step.width)) for step in plan.steps]
         self._local = threading.local()
 
     def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
@@ -60,26 +65,37 @@ class PlanRunner:
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
-        bufs = {"in": src, "out": dst}
-        for step, (d, s) in zip(self.plan.steps, self._cached()):
-            if d is None:
-                d = view(bufs[step.dst], step.dst_offset, step.shape, step.dst_strides, step.width)
-            if s is None:
-                s = view(bufs[step.src], step.src_offset, step.shape, step.src_strides, step.width)
-            if self.threads > 1 and _worth_splitting(d):
+        cached = self._cached()
+        specs = self._specs
+        views = []
+        for i, (d, s) in enumerate(cached):
+            if d is None or s is None:
+                dref, doff, sref, soff, shape, dstr, sstr, dtype = specs[i]
+                if d is None:
+                    d = np.ndarray(shape, dtype, dst if dref == "out" else src, doff, dstr)
+                if s is None:
+                    s = np.ndarray(shape, dtype, src if sref == "in" else dst, soff, sstr)
+            views.append((d, s))
+        for indices, split in self.phases:
+            if not split:
+                for i in indices:
+                    np.copyto(*views[i])
+            elif len(indices) > 1:
+                half = len(indices) // 2
+                future = _second_thread().submit(_copy_all, [views[i] for i in indices[half:]])
+                _copy_all([views[i] for i in indices[:half]])
+                future.result()
+            else:
+                d, s = views[indices[0]]
                 half = d.shape[0] // 2
                 future = _second_thread().submit(np.copyto, d[half:], s[half:])
                 np.copyto(d[:half], s[:half])
                 future.result()
-            else:
-                np.copyto(d, s)
 
 
-def _worth_splitting(d: np.ndarray) -> bool:
-    """Two threads pay off on big copies, but a streaming memmove must stay big in both halves."""
-    if d.nbytes < SPLIT_MIN_BYTES or not d.shape or d.shape[0] < 2:
-        return False
-    return d.ndim > 1 or d.nbytes >= 2 * BIG_CHUNK
+def _copy_all(pairs) -> None:
+    for d, s in pairs:
+        np.copyto(d, s)
 
 
 def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
@@ -103,13 +119,14 @@ class NumpyTile(CompiledTile):
         self.aliasing_output = output_aliases(t_out)
         in_strides = [s * elem for s in t_in.effective_strides]
         out_strides = [s * elem for s in t_out.effective_strides]
+        self.threads = threads
         self.buffer_plan = None if self.aliasing_output else make_plan(t_in.sizes, desc.repeats, in_strides,
-                                                                       out_strides, elem)
+                                                                       out_strides, elem, threads=threads)
         packed_in = [s * elem for s in packed_strides(t_in.sizes)]
         packed_out = [s * elem for s in packed_strides(t_out.sizes)]
-        self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem)
-        self._buffers = PlanRunner(self.buffer_plan, threads, self.out_bytes) if self.buffer_plan else None
-        self._arrays = PlanRunner(self.array_plan, threads, t_out.element_count * elem)
+        self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem, threads=threads)
+        self._buffers = PlanRunner(self.buffer_plan, threads) if self.buffer_plan else None
+        self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
