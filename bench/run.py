@@ -123,7 +123,7 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     row.update(interleaved_best(columns, budget))
     row.setdefault("ort", None)
     row["ort_note"] = why
-    del src
+    src = None  # free the memcpy source before the allocating measurement below
     gc.collect()
     op = dmltile.compile(desc)
     row["dmltile_new_out"] = interleaved_best({"op": lambda: op(x)}, budget)["op"] if not large else None

@@ -23,6 +23,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, fields, replace
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +59,7 @@ class CopyCosts:
                   (self.llc_bytes * 4, mem))
         if dst_bytes <= points[0][0]:
             return points[0][1]
-        for (s0, r0), (s1, r1) in zip(points, points[1:]):
+        for (s0, r0), (s1, r1) in pairwise(points):
             if dst_bytes <= s1:
                 f = math.log(dst_bytes / s0) / math.log(s1 / s0)
                 return r0 + f * (r1 - r0)

@@ -17,11 +17,19 @@ import numpy as np
 from ..errors import DmlTileError
 from ..operator import OperatorDesc
 from ..tensor import packed_strides
-from .base import (POISON_BYTE, CompiledTile, addressed_mask, buffer_views, byte_view, output_aliases,
-                   scatter_row_major, strided)
+from .base import (
+    POISON_BYTE,
+    CompiledTile,
+    addressed_mask,
+    buffer_views,
+    byte_view,
+    output_aliases,
+    scatter_row_major,
+    strided,
+)
 from .plan import Plan, element_type, make_plan, view
 
-__all__ = ["NumpyTile", "run_tile_buffers", "POISON_BYTE", "addressed_mask", "byte_view", "strided"]
+__all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 _pool: ThreadPoolExecutor | None = None
@@ -48,38 +56,52 @@ class PlanRunner:
             phases.setdefault(step.phase, []).append(i)
         # (step indices, split over two threads) per phase, in execution order
         self.phases = [(tuple(ix), threads > 1 and p in plan.split) for p, ix in phases.items()]
-        self._specs = [(step.dst, step.dst_offset, step.src, step.src_offset, step.shape, step.dst_strides,
-                        step.src_strides, element_type(step.width)) for step in plan.steps]
+        self.serial = not any(split for _, split in self.phases)
         self._local = threading.local()
 
-    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None]]:
-        """Per thread: the temporaries and, per step, the views into them (built once)."""
+    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None, tuple | None]]:
+        """Per thread and step: the views into temporaries (built once), and for views of the caller's
+        buffers what building them needs: (shape, dtype, dst ref, offset, strides, src ref, offset, strides)."""
         cached = getattr(self._local, "views", None)
         if cached is None:
             temps = [np.empty(n, np.uint8) for n in self.plan.temps]
-            cached = self._local.views = [
-                (_view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width),
-                 _view(temps, step.src, step.src_offset, step.shape, step.src_strides, step.width))
-                for step in self.plan.steps]
+            cached = []
+            for step in self.plan.steps:
+                d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
+                s = _view(temps, step.src, step.src_offset, step.shape, step.src_strides, step.width)
+                fresh = None if d is not None and s is not None else (
+                    step.shape, element_type(step.width), step.dst == "out", step.dst_offset, step.dst_strides,
+                    step.src == "in", step.src_offset, step.src_strides)
+                cached.append((d, s, fresh))
+            self._local.views = cached
         return cached
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
-        cached = self._cached()
-        specs = self._specs
+        ndarray, copyto = np.ndarray, np.copyto
+        if self.serial:  # the common case, kept lean: it is most of a small call's fixed cost
+            for d, s, fresh in self._cached():
+                if fresh is not None:
+                    shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
+                    if d is None:
+                        d = ndarray(shape, dtype, dst if d_out else src, d_off, d_str)
+                    if s is None:
+                        s = ndarray(shape, dtype, src if s_in else dst, s_off, s_str)
+                copyto(d, s)
+            return
         views = []
-        for i, (d, s) in enumerate(cached):
-            if d is None or s is None:
-                dref, doff, sref, soff, shape, dstr, sstr, dtype = specs[i]
+        for d, s, fresh in self._cached():
+            if fresh is not None:
+                shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
                 if d is None:
-                    d = np.ndarray(shape, dtype, dst if dref == "out" else src, doff, dstr)
+                    d = ndarray(shape, dtype, dst if d_out else src, d_off, d_str)
                 if s is None:
-                    s = np.ndarray(shape, dtype, src if sref == "in" else dst, soff, sstr)
+                    s = ndarray(shape, dtype, src if s_in else dst, s_off, s_str)
             views.append((d, s))
         for indices, split in self.phases:
             if not split:
                 for i in indices:
-                    np.copyto(*views[i])
+                    copyto(*views[i])
             elif len(indices) > 1:
                 half = len(indices) // 2
                 future = _second_thread().submit(_copy_all, [views[i] for i in indices[half:]])
@@ -88,8 +110,8 @@ class PlanRunner:
             else:
                 d, s = views[indices[0]]
                 half = d.shape[0] // 2
-                future = _second_thread().submit(np.copyto, d[half:], s[half:])
-                np.copyto(d[:half], s[:half])
+                future = _second_thread().submit(copyto, d[half:], s[half:])
+                copyto(d[:half], s[:half])
                 future.result()
 
 
