@@ -1,7 +1,7 @@
 """Every plan kind the NumPy backend's planner can choose, forced, against a naive per-element loop.
 
 The planner picks among direct broadcasting copies, banded copies (an L2-sized block of the
-source per call), temporaries, in-place doubling and fan-out, each on one or two threads, by a cost
+source per call), gathers of whole rows (np.take), temporaries, in-place doubling and fan-out, each on one or two threads, by a cost
 model measured on the machine. A given machine only ever takes some of those paths, so here each
 kind is preferred wherever it applies and checked bit for bit on random descriptors (every dtype,
 padded, permuted and zero strides, padded outputs).
@@ -23,7 +23,7 @@ from dmltile.executors import costs, plan, reference
 from .exec_reference import DTYPES, descriptors
 from .test_execution import assert_matches_naive
 
-KINDS = ["direct", "band", "temp", "double", "fanout"]
+KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
 
 
 def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
@@ -58,6 +58,7 @@ def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
 
 @pytest.mark.parametrize("kind,sizes,repeats", [
     ("band", [6, 5, 4], [2, 3, 2]),
+    ("gather", [6, 5, 4], [2, 3, 2]),
     ("temp", [2, 3, 4], [3, 2, 2]),
     ("double", [3, 4], [8, 1]),
     ("fanout", [3, 4], [5, 1]),
@@ -70,6 +71,8 @@ def test_each_kind_is_really_taken(monkeypatch, kind, sizes, repeats, dtype):
     assert p.kind == kind and p.split
     if kind == "band":
         assert len({s.phase for s in p.steps}) < len(p.steps)  # bands share a phase
+    if kind == "gather":
+        assert any(s.index is not None for s in p.steps)
     x = np.arange(np.prod(sizes)).astype(DTYPES[dtype]).reshape(sizes)
     out = np.full(op.out_shape, 0, x.dtype)
     assert np.array_equal(op(x, out).view(np.uint8), naive_tile(x, repeats).view(np.uint8))
@@ -106,3 +109,19 @@ def test_calibration_is_quick_and_sane():
     measured = costs.calibrate(mem_bytes=16 << 20)
     assert measured.calibrated and measured.call_ns > 0 and measured.byte_mem_ns > 0
     assert measured.byte_ns(1 << 30) == measured.byte_mem_ns
+
+
+def test_reused_arrays_see_new_contents():
+    # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
+    op = reference.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1)
+    assert len(op.array_plan.steps) > 1  # a multi-step plan, run through the cached views
+    x = np.arange(256, dtype=np.float32).reshape([2] * 8)
+    out = np.empty(op.out_shape, np.float32)
+    for _ in range(2):
+        assert np.array_equal(op(x, out), np.tile(x, [2] * 8))
+        x *= 3
+    other = np.empty_like(out)
+    y = -x
+    assert np.array_equal(op(y, other), np.tile(y, [2] * 8)) and np.array_equal(op(x, out), np.tile(x, [2] * 8))
+    non_contiguous = np.asfortranarray(x)
+    assert np.array_equal(op(non_contiguous, out), np.tile(x, [2] * 8))

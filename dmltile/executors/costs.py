@@ -10,7 +10,8 @@ file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants meas
 project's bench machine stand in.
 
 Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
-memmove switches to non-temporal stores, and their rate; both are fixed below.
+memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
+shared cache), and their speed relative to ordinary stores; both are fixed below.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class CopyCosts:
     view_ns: float = 400.0          # building one strided view of the caller's array, per call
     loop_ns: float = 2.5            # per inner loop of NumPy's iteration (outer index step)
     vchunk_ns: float = 1.4          # per opaque V<n> element (a memmove each)
+    gather_ns: float = 1.0          # per chunk of np.take(mode="clip") into a given array
     l2_bytes: int = 512 << 10       # per-core L2: source blocks are sized to half of it
     llc_bytes: int = 32 << 20       # last-level cache
     byte_l2_ns: float = 0.012       # destination within L2, source in cache
@@ -49,7 +51,7 @@ class CopyCosts:
     far_src_ns: float = 0.015       # extra per byte when the source does not stay in L2
     thread_ns: float = 25000.0      # handing half a copy to the second thread and waiting for it
     stream_min: int = 192 << 20     # memmove streams (non-temporal stores) from this size: not calibrated
-    stream_ns: float = 0.075        # per byte of such a streaming memmove: not calibrated
+    stream_ratio: float = 0.85      # its per-byte time relative to byte_mem_ns: not calibrated either
     calibrated: bool = False
 
     def byte_ns(self, dst_bytes: int, threads: int = 1) -> float:
@@ -64,6 +66,20 @@ class CopyCosts:
                 f = math.log(dst_bytes / s0) / math.log(s1 / s0)
                 return r0 + f * (r1 - r0)
         return mem
+
+    def src_ns(self, src_bytes: int, dst_bytes: int) -> float:
+        """Extra per-byte cost of a source spanning ``src_bytes`` while ``dst_bytes`` are written: none
+        while it stays in half of L2 or both fit the last-level cache together, else rising (on log
+        size) to ``far_src_ns`` for a source as large as the last-level cache (the written lines evict it)."""
+        lo, hi = self.l2_bytes // 2, self.llc_bytes
+        if src_bytes <= lo or src_bytes + dst_bytes <= self.llc_bytes:
+            return 0.0
+        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(hi / lo))
+
+    @property
+    def stream_ns(self) -> float:
+        """Per-byte time of a memmove large enough to use non-temporal stores."""
+        return self.byte_mem_ns * self.stream_ratio
 
     @property
     def block_bytes(self) -> int:
@@ -157,6 +173,12 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
     t_v = _best(lambda: np.copyto(vd, vs), 20, 7) / 20
     t_w = _best(lambda: np.copyto(wd, ws), 20, 7) / 20
     vchunk = max(0.0, (t_v - (t_w - n * loop)) / n)
+    rows = np.ndarray((n // 8,), f"V{chunk}", src, 0, (chunk,))
+    index = np.arange(n, dtype=np.intp) % (n // 8)
+    gd = np.ndarray((n,), f"V{chunk}", dst, 0, (chunk,))
+    t_g = _best(lambda: np.take(rows, index, out=gd, mode="clip"), 20, 7) / 20
+    t_c = _best(lambda: np.copyto(dst[: n * chunk], src[: n * chunk]), 20, 7) / 20
+    gather = max(0.0, (t_g - t_c) / n)
 
     pool = ThreadPoolExecutor(max_workers=1)
 
@@ -187,7 +209,7 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
         pool.shutdown()
     ns = 1e9
     return CopyCosts(call_ns=call * ns, view_ns=max(0.0, view * ns), loop_ns=loop * ns, vchunk_ns=vchunk * ns,
-                     l2_bytes=l2, llc_bytes=llc, byte_l2_ns=b_l2 * ns, byte_llc_ns=b_llc * ns,
+                     gather_ns=gather * ns,                     l2_bytes=l2, llc_bytes=llc, byte_l2_ns=b_l2 * ns, byte_llc_ns=b_llc * ns,
                      byte_mem_ns=b_mem * ns, byte_llc2_ns=b_llc2 * ns, byte_mem2_ns=b_mem2 * ns,
                      far_src_ns=b_far * ns, thread_ns=thread * ns, calibrated=True)
 

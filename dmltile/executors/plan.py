@@ -12,7 +12,7 @@ that the final copy then repeats in large chunks. A tiny cost model picks among 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
@@ -25,12 +25,19 @@ TEMP_LIMIT = 64 << 20   # largest temporary the planner allocates
 VOID_MAX = 64 << 10     # innermost chunks up to this size are copied as one opaque element
 SPLIT_CHUNK = 4096      # innermost broadcast runs are split into chunks of about this many bytes
 MAX_BANDS = 4096        # a banded copy is at most this many np.copyto calls
-KINDS = frozenset({"direct", "band", "temp", "double", "fanout", "split"})
+GATHER_MIN_CHUNK = 16   # a gather moves chunks of at least this many bytes...
+GATHER_INDEX_SHARE = 8  # ...and its index (8 bytes a chunk) is at most 1/8 of the bytes it writes
+KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split"})
 
 
 @dataclass(frozen=True)
 class Step:
-    """One ``np.copyto(dst_view, src_view)``; refs name a buffer: "in", "out" or a temp index."""
+    """One ``np.copyto(dst_view, src_view)``; refs name a buffer: "in", "out" or a temp index.
+
+    A gather step (``index`` set) is instead ``np.take(rows, index, out=dst_view, mode="clip")``:
+    ``dst_view`` is ``shape[0]`` contiguous chunks of ``width`` bytes and ``rows`` the source seen as
+    ``rows`` such chunks; ``index`` names the source chunk of every destination chunk.
+    """
 
     dst: str | int
     src: str | int
@@ -41,6 +48,13 @@ class Step:
     src_offset: int = 0
     width: int = 1  # bytes per element of the views: an unsigned int (1, 2, 4, 8) or an opaque chunk
     phase: int = 0  # steps of one phase are independent (disjoint writes, no reads of each other's writes)
+    rows: int = 0
+    index: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def src_shape(self) -> tuple[int, ...]:
+        """The shape of the source view: the step's shape, or the rows a gather picks from."""
+        return self.shape if self.index is None else (self.rows,)
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,7 @@ def step_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, b
     fixed = bands * (costs.call_ns + fresh * costs.view_ns)
     per = bands * ((total // inner) * costs.loop_ns + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0))
     span = max(_span(w_axes, 1, width), nbytes)
-    far = costs.far_src_ns if bands == 1 and _span(w_axes, 2, width) > costs.l2_bytes else 0.0
+    far = costs.src_ns(_span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     rates = [costs.byte_ns(span, 1), costs.byte_ns(span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
@@ -160,6 +174,39 @@ def step_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, b
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
     two = costs.thread_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
     return one, two
+
+
+def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = frozenset()) -> int:
+    """Chunk bytes of a gather that writes ``axes`` (0 when none applies): the destination is packed, the
+    innermost axis is contiguous in both, and every source stride is a whole number of chunks."""
+    if len(axes) < 2 or axes[-1][1] != elem or axes[-1][2] != elem or packed_suffix(axes, elem) != 0:
+        return 0
+    chunk = axes[-1][0] * elem
+    count = math.prod(a[0] for a in axes[:-1])
+    if "gather" not in prefer and (chunk < GATHER_MIN_CHUNK or count * 8 * GATHER_INDEX_SHARE > count * chunk):
+        return 0
+    return chunk if all(a[2] >= 0 and a[2] % chunk == 0 for a in axes[:-1]) else 0
+
+
+def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
+    """Estimated ns of a gather over ``axes`` on one thread and split over two (see step_cost)."""
+    chunk = axes[-1][0] * elem
+    count = math.prod(a[0] for a in axes[:-1])
+    nbytes = count * chunk
+    fixed = costs.call_ns + fresh * costs.view_ns
+    per = count * costs.gather_ns
+    far = costs.src_ns(_span(axes, 2, elem), nbytes)
+    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    two = costs.thread_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far) if count > 1 else math.inf
+    return one, two
+
+
+def gather_index(axes: tuple[Axis, ...], chunk: int) -> np.ndarray:
+    """The source chunk number of every destination chunk, in destination order."""
+    index = np.zeros((), np.intp)
+    for size, _, ss in axes[:-1]:
+        index = np.add.outer(index, np.arange(size, dtype=np.intp) * (ss // chunk))
+    return np.ascontiguousarray(index.reshape(-1))
 
 
 def _contiguous_1d(w_axes, width: int) -> bool:
@@ -194,7 +241,7 @@ def _best(axes: tuple[Axis, ...], elem: int, out_bytes_limit: int, costs: CopyCo
           dst_out: bool, prefer: frozenset[str]) -> tuple[float, Recipe]:
     """(cost, recipe) for writing ``axes`` from the caller's input; recursion over pre-tiling choices.
 
-    Recipes: ("direct", band_axis, bands), ("temp", j, sub), ("double", j, sub), ("fanout", j, sub).
+    Recipes: ("direct", band_axis, bands), ("gather",), ("temp", j, sub), ("double", j, sub), ("fanout", j, sub).
     """
     def pick(one: float, two: float) -> float:
         if threads > 1 and "split" in prefer and two < math.inf:
@@ -212,6 +259,10 @@ def _best(axes: tuple[Axis, ...], elem: int, out_bytes_limit: int, costs: CopyCo
         cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands)), "band")
         if cost < best[0]:
             best = (cost, ("direct", axis, bands))
+    if gather_chunk(axes, elem, prefer):
+        cost = biased(pick(*gather_cost(axes, elem, costs, fresh)), "gather")
+        if cost < best[0]:
+            best = (cost, ("gather",))
     start = packed_suffix(axes, elem)
     total = math.prod(a[0] for a in axes) if axes else 1
     for j in range(max(start, 1), len(axes)):
@@ -318,6 +369,18 @@ class _Emitter:
         """Append the steps of ``recipe`` (innermost block first) writing ``axes`` into ``dst``."""
         elem = self.elem
         fresh = (dst == "out") + (src == "in")
+        if recipe[0] == "gather":
+            chunk = axes[-1][0] * elem
+            index = gather_index(axes, chunk)
+            phase = self.phase
+            self.phase += 1
+            if self.threads > 1:
+                one, two = gather_cost(axes, elem, self.costs, fresh)
+                if two < one or ("split" in self.prefer and two < math.inf):
+                    self.split.add(phase)
+            self.steps.append(Step(dst, src, (index.size,), (chunk,), (chunk,), dst_offset, 0, chunk, phase,
+                                   int(index.max()) + 1, index))
+            return
         if recipe[0] == "direct":
             _, axis, bands = recipe
             if bands == 1:

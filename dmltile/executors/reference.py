@@ -60,78 +60,84 @@ class PlanRunner:
         self.serial = not any(split for _, split in self.phases)
         self._local = threading.local()
 
-    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None, tuple | None]]:
-        """Per thread and step: the views into temporaries (built once), and for views of the caller's
-        buffers what building them needs: (shape, dtype, dst ref, offset, strides, src ref, offset, strides)."""
+    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, tuple | None]]:
+        """Per thread and step: the views into temporaries (built once), the gather index or None, and
+        for views of the caller's buffers what building them needs: (dst shape, src shape, dtype,
+        dst is "out", dst offset, dst strides, src is "in", src offset, src strides)."""
         cached = getattr(self._local, "views", None)
         if cached is None:
             temps = [np.empty(n, np.uint8) for n in self.plan.temps]
             cached = []
             for step in self.plan.steps:
                 d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
-                s = _view(temps, step.src, step.src_offset, step.shape, step.src_strides, step.width)
+                s = _view(temps, step.src, step.src_offset, step.src_shape, step.src_strides, step.width)
                 fresh = None if d is not None and s is not None else (
-                    step.shape, element_type(step.width), step.dst == "out", step.dst_offset, step.dst_strides,
-                    step.src == "in", step.src_offset, step.src_strides)
-                cached.append((d, s, fresh))
+                    step.shape, step.src_shape, element_type(step.width), step.dst == "out", step.dst_offset,
+                    step.dst_strides, step.src == "in", step.src_offset, step.src_strides)
+                cached.append((d, s, step.index, fresh))
             self._local.views = cached
         return cached
 
+    def _views(self, src: np.ndarray, dst: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+        """(dst view, src view, gather index or None) of every step for these buffers."""
+        ndarray = np.ndarray
+        views = []
+        for d, s, index, fresh in self._cached():
+            if fresh is not None:
+                d_shape, s_shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
+                if d is None:
+                    d = ndarray(d_shape, dtype, dst if d_out else src, d_off, d_str)
+                if s is None:
+                    s = ndarray(s_shape, dtype, src if s_in else dst, s_off, s_str)
+            views.append((d, s, index))
+        return views
+
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""
-        ndarray, copyto = np.ndarray, np.copyto
-        if self.serial:  # the common case, kept lean: it is most of a small call's fixed cost
-            local = self._local
-            last = getattr(local, "last", None)
-            if last is not None and last[0] is src and last[1] is dst:
-                for d, s in last[2]:
-                    copyto(d, s)
-                return
-            pairs = []
-            for d, s, fresh in self._cached():
-                if fresh is not None:
-                    shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
-                    if d is None:
-                        d = ndarray(shape, dtype, dst if d_out else src, d_off, d_str)
-                    if s is None:
-                        s = ndarray(shape, dtype, src if s_in else dst, s_off, s_str)
-                copyto(d, s)
-                pairs.append((d, s))
+        local = self._local
+        last = getattr(local, "last", None)
+        if last is not None and last[0] is src and last[1] is dst:
+            views = last[2]
+        else:
+            views = self._views(src, dst)
             # Calls that pass the same small arrays again (like pre-bound buffers) reuse these views.
             # The views keep both arrays alive, so "is" cannot match a new array at a recycled address;
             # only small ones are kept, so holding on to them costs little.
             small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
-            local.last = (src, dst, pairs) if small else None
+            local.last = (src, dst, views) if small else None
+        if self.serial:  # the common case, kept lean: it is most of a small call's fixed cost
+            for d, s, index in views:
+                if index is None:
+                    np.copyto(d, s)
+                else:
+                    np.take(s, index, out=d, mode="clip")
             return
-        views = []
-        for d, s, fresh in self._cached():
-            if fresh is not None:
-                shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
-                if d is None:
-                    d = ndarray(shape, dtype, dst if d_out else src, d_off, d_str)
-                if s is None:
-                    s = ndarray(shape, dtype, src if s_in else dst, s_off, s_str)
-            views.append((d, s))
         for indices, split in self.phases:
             if not split:
-                for i in indices:
-                    copyto(*views[i])
+                _copy_all([views[i] for i in indices])
             elif len(indices) > 1:
                 half = len(indices) // 2
                 future = _second_thread().submit(_copy_all, [views[i] for i in indices[half:]])
                 _copy_all([views[i] for i in indices[:half]])
                 future.result()
             else:
-                d, s = views[indices[0]]
+                d, s, index = views[indices[0]]
                 half = d.shape[0] // 2
-                future = _second_thread().submit(copyto, d[half:], s[half:])
-                copyto(d[:half], s[:half])
+                if index is None:
+                    future = _second_thread().submit(np.copyto, d[half:], s[half:])
+                    np.copyto(d[:half], s[:half])
+                else:
+                    future = _second_thread().submit(np.take, s, index[half:], None, d[half:], "clip")
+                    np.take(s, index[:half], out=d[:half], mode="clip")
                 future.result()
 
 
-def _copy_all(pairs) -> None:
-    for d, s in pairs:
-        np.copyto(d, s)
+def _copy_all(views) -> None:
+    for d, s, index in views:
+        if index is None:
+            np.copyto(d, s)
+        else:
+            np.take(s, index, out=d, mode="clip")
 
 
 def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
@@ -203,7 +209,8 @@ class NumpyTile(CompiledTile):
 def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """For a one-step plan on packed arrays in element units: the shapes to reshape ``out`` and ``x`` to,
     so a call is two reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors)."""
-    if len(plan.steps) != 1 or plan.temps or math.prod(plan.steps[0].shape) * plan.steps[0].width > FAST_MAX_BYTES:
+    if (len(plan.steps) != 1 or plan.temps or plan.steps[0].index is not None
+            or math.prod(plan.steps[0].shape) * plan.steps[0].width > FAST_MAX_BYTES):
         return None
     step = plan.steps[0]
     shape, dst_strides, src_strides = step.shape, step.dst_strides, step.src_strides
