@@ -110,7 +110,7 @@ class PlanRunner:
                 if index is None:
                     np.copyto(d, s)
                 else:
-                    np.take(s, index, out=d, mode="clip")
+                    s.take(index, None, d, "clip")
             return
         for indices, split in self.phases:
             if not split:
@@ -127,8 +127,8 @@ class PlanRunner:
                     future = _second_thread().submit(np.copyto, d[half:], s[half:])
                     np.copyto(d[:half], s[:half])
                 else:
-                    future = _second_thread().submit(np.take, s, index[half:], None, d[half:], "clip")
-                    np.take(s, index[:half], out=d[:half], mode="clip")
+                    future = _second_thread().submit(s.take, index[half:], None, d[half:], "clip")
+                    s.take(index[:half], None, d[:half], "clip")
                 future.result()
 
 
@@ -137,7 +137,7 @@ def _copy_all(views) -> None:
         if index is None:
             np.copyto(d, s)
         else:
-            np.take(s, index, out=d, mode="clip")
+            s.take(index, None, d, "clip")
 
 
 def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
