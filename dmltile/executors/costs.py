@@ -41,7 +41,7 @@ class CopyCosts:
     loop_ns: float = 2.5            # per inner loop of NumPy's iteration (outer index step)
     vchunk_ns: float = 1.4          # per opaque V<n> element (a memmove each)
     gather_ns: float = 1.0          # per chunk of np.take(mode="clip") into a given array
-    l2_bytes: int = 512 << 10       # per-core L2: source blocks are sized to half of it
+    l2_bytes: int = 512 << 10       # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20       # last-level cache
     byte_l2_ns: float = 0.012       # destination within L2, source in cache
     byte_llc_ns: float = 0.030      # destination about half the last-level cache
@@ -83,8 +83,10 @@ class CopyCosts:
 
     @property
     def block_bytes(self) -> int:
-        """The source block a banded copy reads per step: half of L2."""
-        return max(4096, self.l2_bytes // 2)
+        """The source block a banded copy reads per call: L2's size. Not less: glibc's memmove copies
+        sizes from 2112 bytes up to L2's size with ``rep movsb`` on AMD, which is ~10x slower when the
+        destination sits 8-24 bytes (mod 64) past the source (bench/README.md), so band chunks stay above it."""
+        return max(4096, self.l2_bytes)
 
 
 DEFAULT = CopyCosts()
@@ -150,7 +152,7 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
     from concurrent.futures import ThreadPoolExecutor
 
     l2, llc = _cache_sizes()
-    block = max(4096, l2 // 2)
+    block = max(4096, l2 // 2)  # a source that stays in L2
     dst = np.empty(mem_bytes, np.uint8)
     dst.fill(1)
     src = np.arange(block // 8, dtype=np.uint64).view(np.uint8)

@@ -215,7 +215,7 @@ def _contiguous_1d(w_axes, width: int) -> bool:
 
 def band_axis(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, prefer: frozenset[str]) -> tuple[int, int]:
     """(axis, bands): split the source-data axis with the largest stride into bands so that each band's
-    source fits in half of L2 (the fewest bands that do); (-1, 1) when the source already fits."""
+    source fits in L2 (the fewest bands that do); (-1, 1) when the source already fits."""
     data = [i for i, a in enumerate(axes) if a[2] != 0 and a[0] > 1]
     if not data:
         return -1, 1
