@@ -66,7 +66,7 @@ class PlanRunner:
         dst is "out", dst offset, dst strides, src is "in", src offset, src strides)."""
         cached = getattr(self._local, "views", None)
         if cached is None:
-            temps = [np.empty(n, np.uint8) for n in self.plan.temps]
+            temps = [_aligned_empty(n) for n in self.plan.temps]
             cached = []
             for step in self.plan.steps:
                 d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
@@ -138,6 +138,15 @@ def _copy_all(views) -> None:
             np.copyto(d, s)
         else:
             s.take(index, None, d, "clip")
+
+
+def _aligned_empty(nbytes: int, align: int = 64) -> np.ndarray:
+    """A byte buffer starting on an ``align``-byte boundary. Copies between temporaries then never
+    hit memmove's misalignment cliff (rep movsb ~10x slower when the destination sits 8-24 bytes past
+    the source modulo 64; bench/README.md)."""
+    raw = np.empty(nbytes + align, np.uint8)
+    start = -raw.ctypes.data % align
+    return raw[start:start + nbytes]
 
 
 def _view(temps, ref, offset, shape, strides, width) -> np.ndarray | None:
