@@ -125,3 +125,23 @@ def test_reused_arrays_see_new_contents():
     assert np.array_equal(op(y, other), np.tile(y, [2] * 8)) and np.array_equal(op(x, out), np.tile(x, [2] * 8))
     non_contiguous = np.asfortranarray(x)
     assert np.array_equal(op(non_contiguous, out), np.tile(x, [2] * 8))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shift", [0, 8, 16, 24, 32, 48, 56])
+def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
+    # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
+    # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
+    if threads == 2:
+        monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer="split"))
+    op = reference.NumpyTile(dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32"), threads=threads)
+    assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
+    raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
+    raw_out = np.zeros(op.out_bytes + 128, np.uint8)
+    x_at = -raw_x.ctypes.data % 64
+    out_at = (-raw_out.ctypes.data + shift) % 64
+    x = raw_x[x_at:x_at + 64 * 1024 * 4].view(np.float32).reshape(64, 1024)
+    x[...] = np.arange(x.size, dtype=np.float32).reshape(x.shape)
+    out = raw_out[out_at:out_at + op.out_bytes].view(np.float32).reshape(op.out_shape)
+    assert plan.misaligned(out.ctypes.data, x.ctypes.data) == (0 < shift < 32)
+    assert np.array_equal(op(x, out), np.tile(x, (3, 4)))

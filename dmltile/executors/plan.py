@@ -12,7 +12,7 @@ that the final copy then repeats in large chunks. A tiny cost model picks among 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -25,6 +25,9 @@ TEMP_LIMIT = 64 << 20   # largest temporary the planner allocates
 VOID_MAX = 64 << 10     # innermost chunks up to this size are copied as one opaque element
 SPLIT_CHUNK = 4096      # innermost broadcast runs are split into chunks of about this many bytes
 MAX_BANDS = 4096        # a banded copy is at most this many np.copyto calls
+REP_MOVSB_MIN = 2049     # glibc's memmove uses rep movsb from 2112 bytes up to L2's size (on AMD)...
+PIECE = 2048             # ...so a misaligned copy moves pieces of at most this many bytes instead
+ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
 GATHER_MIN_CHUNK = 16   # a gather moves chunks of at least this many bytes...
 GATHER_INDEX_SHARE = 8  # ...and its index (8 bytes a chunk) is at most 1/8 of the bytes it writes
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split"})
@@ -50,6 +53,7 @@ class Step:
     phase: int = 0  # steps of one phase are independent (disjoint writes, no reads of each other's writes)
     rows: int = 0
     index: np.ndarray | None = field(default=None, compare=False, repr=False)
+    when: str = "always"  # or "aligned" / "misaligned": see misaligned_alternative()
 
     @property
     def src_shape(self) -> tuple[int, ...]:
@@ -183,8 +187,8 @@ def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = fro
         return 0
     chunk = axes[-1][0] * elem
     count = math.prod(a[0] for a in axes[:-1])
-    if "gather" not in prefer and (chunk < GATHER_MIN_CHUNK or count * 8 * GATHER_INDEX_SHARE > count * chunk):
-        return 0
+    if "gather" not in prefer and not (GATHER_MIN_CHUNK <= chunk < REP_MOVSB_MIN and 8 * GATHER_INDEX_SHARE <= chunk):
+        return 0  # np.take memmoves each chunk: larger ones would meet rep movsb's misalignment cliff
     return chunk if all(a[2] >= 0 and a[2] % chunk == 0 for a in axes[:-1]) else 0
 
 
@@ -343,7 +347,8 @@ def make_plan(sizes, repeats, src_strides, dst_strides, elem: int, out_bytes_lim
     emitter = _Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
     kind = "band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0]
-    return Plan(tuple(emitter.steps), tuple(emitter.temps), cost, frozenset(emitter.split), kind)
+    steps = tuple(alt for step in emitter.steps for alt in misaligned_alternative(step, costs.l2_bytes))
+    return Plan(steps, tuple(emitter.temps), cost, frozenset(emitter.split), kind)
 
 
 class _Emitter:
@@ -422,6 +427,43 @@ def _step(axes, elem, dst, dst_offset, src, src_offset, phase: int) -> Step:
     axes, width = widen(axes, elem)
     return Step(dst, src, tuple(a[0] for a in axes), tuple(a[1] for a in axes), tuple(a[2] for a in axes),
                 dst_offset, src_offset, width, phase)
+
+
+def misaligned_alternative(step: Step, l2_bytes: int) -> tuple[Step, ...]:
+    """The step itself, or, when its contiguous chunks fall in memmove's rep-movsb range and touch the
+    caller's buffers (whose addresses only a call knows), three steps: the step for calls where the
+    destination and source are aligned alike, and for the others the same copy as pieces of at most
+    PIECE bytes (a body and a 64-byte tail per piece, views NumPy cannot merge back into one memmove).
+
+    rep movsb is about 10x slower on this project's AMD machines when the destination sits 8-24 bytes
+    past the source modulo 64 (bench/README.md); pieces below its threshold take the vector loop.
+    """
+    if step.index is not None or "in" not in (step.src, step.dst) and "out" not in (step.src, step.dst):
+        return (step,)
+    if step.width in (1, 2, 4, 8):
+        if not step.shape or step.dst_strides[-1] != step.width or step.src_strides[-1] != step.width:
+            return (step,)
+        chunk, outer = step.shape[-1] * step.width, len(step.shape) - 1
+    else:
+        chunk, outer = step.width, len(step.shape)
+    if not REP_MOVSB_MIN <= chunk < l2_bytes or math.prod(step.shape) * step.width <= ALT_MIN_BYTES:
+        return (step,)
+    piece = max((p for p in range(128, PIECE + 1, 64) if chunk % p == 0), default=0)
+    if not piece:
+        return (step,)
+    shape = step.shape[:outer] + (chunk // piece,)
+    d_str, s_str = step.dst_strides[:outer] + (piece,), step.src_strides[:outer] + (piece,)
+    body = Step(step.dst, step.src, shape, d_str, s_str, step.dst_offset, step.src_offset, piece - 64, step.phase,
+                when="misaligned")
+    tail = Step(step.dst, step.src, shape, d_str, s_str, step.dst_offset + piece - 64, step.src_offset + piece - 64,
+                64, step.phase, when="misaligned")
+    return (replace(step, when="aligned"), body, tail)
+
+
+def misaligned(dst_address: int, src_address: int) -> bool:
+    """Whether a rep-movsb copy between these addresses hits the slow case (measured: destination
+    8-24 bytes past the source, modulo 64)."""
+    return 0 < (dst_address - src_address) % 64 < 32
 
 
 def element_type(width: int) -> np.dtype:

@@ -27,7 +27,7 @@ from .base import (
     scatter_row_major,
     strided,
 )
-from .plan import Plan, element_type, make_plan, view
+from .plan import Plan, element_type, make_plan, misaligned, view
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
@@ -60,10 +60,12 @@ class PlanRunner:
         self.serial = not any(split for _, split in self.phases)
         self._local = threading.local()
 
-    def _cached(self) -> list[tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None, tuple | None]]:
-        """Per thread and step: the views into temporaries (built once), the gather index or None, and
-        for views of the caller's buffers what building them needs: (dst shape, src shape, dtype,
-        dst is "out", dst offset, dst strides, src is "in", src offset, src strides)."""
+    def _cached(self) -> list[tuple]:
+        """Per thread and step: (dst view, src view, gather index, fresh, guard). Views into temporaries
+        are built once; ``fresh`` says how to build views of the caller's buffers: (dst shape, src shape,
+        dtype, dst is "out", dst offset, dst strides, src is "in", src offset, src strides); ``guard`` is
+        None, or for steps that run only on (mis)aligned buffers: (wanted misalignment, dst temp
+        address or None, src temp address or None)."""
         cached = getattr(self._local, "views", None)
         if cached is None:
             temps = [_aligned_empty(n) for n in self.plan.temps]
@@ -74,15 +76,29 @@ class PlanRunner:
                 fresh = None if d is not None and s is not None else (
                     step.shape, step.src_shape, element_type(step.width), step.dst == "out", step.dst_offset,
                     step.dst_strides, step.src == "in", step.src_offset, step.src_strides)
-                cached.append((d, s, step.index, fresh))
+                guard = None if step.when == "always" else (
+                    step.when == "misaligned", _address(temps, step.dst, step.dst_offset),
+                    _address(temps, step.src, step.src_offset))
+                cached.append((d, s, step.index, fresh, guard))
             self._local.views = cached
         return cached
 
-    def _views(self, src: np.ndarray, dst: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-        """(dst view, src view, gather index or None) of every step for these buffers."""
+    def _views(self, src: np.ndarray, dst: np.ndarray) -> list[tuple | None]:
+        """(dst view, src view, gather index or None) of every step for these buffers; None for the
+        steps of a misaligned-copy alternative that these buffers do not need."""
         ndarray = np.ndarray
-        views = []
-        for d, s, index, fresh in self._cached():
+        views: list[tuple | None] = []
+        bases: tuple[int, int] | None = None
+        for d, s, index, fresh, guard in self._cached():
+            if guard is not None:
+                if bases is None:
+                    bases = (src.__array_interface__["data"][0], dst.__array_interface__["data"][0])
+                d_out, d_off, s_in, s_off = fresh[3], fresh[4], fresh[6], fresh[7]
+                d_addr = guard[1] if guard[1] is not None else bases[1 if d_out else 0] + d_off
+                s_addr = guard[2] if guard[2] is not None else bases[0 if s_in else 1] + s_off
+                if misaligned(d_addr, s_addr) != guard[0]:
+                    views.append(None)
+                    continue
             if fresh is not None:
                 d_shape, s_shape, dtype, d_out, d_off, d_str, s_in, s_off, s_str = fresh
                 if d is None:
@@ -106,38 +122,52 @@ class PlanRunner:
             small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
             local.last = (src, dst, views) if small else None
         if self.serial:  # the common case, kept lean: it is most of a small call's fixed cost
-            for d, s, index in views:
-                if index is None:
-                    np.copyto(d, s)
-                else:
-                    s.take(index, None, d, "clip")
+            for v in views:
+                if v is not None:
+                    if v[2] is None:
+                        np.copyto(v[0], v[1])
+                    else:
+                        v[1].take(v[2], None, v[0], "clip")
             return
         for indices, split in self.phases:
+            active = [views[i] for i in indices if views[i] is not None]
             if not split:
-                _copy_all([views[i] for i in indices])
-            elif len(indices) > 1:
-                half = len(indices) // 2
-                future = _second_thread().submit(_copy_all, [views[i] for i in indices[half:]])
-                _copy_all([views[i] for i in indices[:half]])
+                _copy_all(active)
+            elif len({self.plan.steps[i].when for i in indices} - {"always"}) or len(indices) == 1:
+                # one copy (or its misaligned alternative): each view halved along its outer axis
+                future = _second_thread().submit(_copy_all, [_half(v, 1) for v in active])
+                _copy_all([_half(v, 0) for v in active])
                 future.result()
             else:
-                d, s, index = views[indices[0]]
-                half = d.shape[0] // 2
-                if index is None:
-                    future = _second_thread().submit(np.copyto, d[half:], s[half:])
-                    np.copyto(d[:half], s[:half])
-                else:
-                    future = _second_thread().submit(s.take, index[half:], None, d[half:], "clip")
-                    s.take(index[:half], None, d[:half], "clip")
+                half = len(active) // 2
+                future = _second_thread().submit(_copy_all, active[half:])
+                _copy_all(active[:half])
                 future.result()
+
+
+def _half(views: tuple, which: int) -> tuple:
+    """The first (0) or second (1) half of a step's views along its outer axis."""
+    d, s, index = views
+    if index is not None:
+        h = index.size // 2
+        return (d[:h], s, index[:h]) if which == 0 else (d[h:], s, index[h:])
+    h = d.shape[0] // 2
+    return (d[:h], s[:h], None) if which == 0 else (d[h:], s[h:], None)
 
 
 def _copy_all(views) -> None:
-    for d, s, index in views:
-        if index is None:
-            np.copyto(d, s)
-        else:
-            s.take(index, None, d, "clip")
+    for v in views:
+        if v is not None:
+            d, s, index = v
+            if index is None:
+                np.copyto(d, s)
+            else:
+                s.take(index, None, d, "clip")
+
+
+def _address(temps, ref, offset: int) -> int | None:
+    """The address a step's view of a temporary starts at; None for the caller's buffers."""
+    return None if isinstance(ref, str) else temps[ref].__array_interface__["data"][0] + offset
 
 
 def _aligned_empty(nbytes: int, align: int = 64) -> np.ndarray:
