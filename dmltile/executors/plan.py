@@ -28,8 +28,7 @@ MAX_BANDS = 4096        # a banded copy is at most this many np.copyto calls
 REP_MOVSB_MIN = 2049     # glibc's memmove uses rep movsb from 2112 bytes up to L2's size (on AMD)...
 PIECE = 2048             # ...so a misaligned copy moves pieces of at most this many bytes instead
 ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
-GATHER_MIN_CHUNK = 16   # a gather moves chunks of at least this many bytes...
-GATHER_INDEX_SHARE = 8  # ...and its index (8 bytes a chunk) is at most 1/8 of the bytes it writes
+GATHER_MIN_CHUNK = 64    # a gather's chunks are this large at least, so its index (8 bytes each) stays small
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split"})
 
 
@@ -186,8 +185,7 @@ def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = fro
     if len(axes) < 2 or axes[-1][1] != elem or axes[-1][2] != elem or packed_suffix(axes, elem) != 0:
         return 0
     chunk = axes[-1][0] * elem
-    count = math.prod(a[0] for a in axes[:-1])
-    if "gather" not in prefer and not (GATHER_MIN_CHUNK <= chunk < REP_MOVSB_MIN and 8 * GATHER_INDEX_SHARE <= chunk):
+    if "gather" not in prefer and not GATHER_MIN_CHUNK <= chunk < REP_MOVSB_MIN:
         return 0  # np.take memmoves each chunk: larger ones would meet rep movsb's misalignment cliff
     return chunk if all(a[2] >= 0 and a[2] % chunk == 0 for a in axes[:-1]) else 0
 
