@@ -3,10 +3,11 @@
 Tile writes ``out[i] = in[i mod s]`` on every axis. Split each axis ``k`` into a repeat sub-axis
 (``Repeats[k]`` steps of ``Sizes[k]`` output elements, input stride 0) and a data sub-axis
 (``Sizes[k]`` steps with the input's stride); the whole operator is then one ``np.copyto`` from a
-broadcast view of the input. What costs time is the number of innermost contiguous chunks (a few ns
-each), so the planner drops size-1 axes, merges neighbours that step alike, and, when the innermost
-chunk is small, first tiles the inner axes into a small temporary (or into the output's first block)
-that the final copy then repeats in large chunks. A tiny cost model picks among these.
+broadcast view of the input. The planner drops size-1 axes, merges neighbours that step alike, and
+prices the ways to run that copy with the machine's measured cost model (``costs``): directly, in
+bands whose source stays in L2, as a gather of whole rows, through small temporaries that pre-tile
+the inner axes, or by writing a first block and doubling or fanning it out; each phase on one
+thread or two. Every way writes the same bytes, so the choice only changes the time.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ REP_MOVSB_MIN = 2049     # glibc's memmove uses rep movsb from 2112 bytes up to 
 PIECE = 2048             # ...so a misaligned copy moves pieces of at most this many bytes instead
 ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
 GATHER_MIN_CHUNK = 64    # a gather's chunks are this large at least, so its index (8 bytes each) stays small
+GATHER_MAX_INDEX = 16 << 20  # ...and the index is at most this many bytes
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split"})
 
 
@@ -68,7 +70,7 @@ class Plan:
     temps: tuple[int, ...]
     cost_ns: float
     split: frozenset[int] = frozenset()  # phases that run on two threads (their steps, or one step, halved)
-    kind: str = "direct"                 # the outermost recipe: direct, band, temp, double or fanout
+    kind: str = "direct"                 # the outermost recipe: direct, band, gather, temp, double or fanout
 
 
 def tile_axes(sizes, repeats, src_strides, dst_strides) -> list[Axis]:
@@ -187,6 +189,8 @@ def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = fro
     chunk = axes[-1][0] * elem
     if "gather" not in prefer and not GATHER_MIN_CHUNK <= chunk < REP_MOVSB_MIN:
         return 0  # np.take memmoves each chunk: larger ones would meet rep movsb's misalignment cliff
+    if "gather" not in prefer and math.prod(a[0] for a in axes[:-1]) * 8 > GATHER_MAX_INDEX:
+        return 0
     return chunk if all(a[2] >= 0 and a[2] % chunk == 0 for a in axes[:-1]) else 0
 
 
