@@ -145,3 +145,13 @@ def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift)
     out = raw_out[out_at:out_at + op.out_bytes].view(np.float32).reshape(op.out_shape)
     assert plan.misaligned(out.ctypes.data, x.ctypes.data) == (0 < shift < 32)
     assert np.array_equal(op(x, out), np.tile(x, (3, 4)))
+
+
+def test_reused_arrays_on_the_one_copy_path():
+    op = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]))
+    assert op._fast is not None  # two reshapes and one copy, kept for arrays passed again
+    out = np.empty(op.out_shape, np.float32)
+    for x in (np.arange(24, dtype=np.float32).reshape(2, 3, 4), np.asfortranarray(np.ones((2, 3, 4), np.float32))):
+        for k in range(3):
+            x += k
+            assert np.array_equal(op(x, out), np.tile(x, (1, 2, 3)))

@@ -4,7 +4,7 @@ A plan is a few ``np.copyto`` calls on strided views. What one call costs is a f
 and any view built per call), a part per inner loop of NumPy's iteration and per opaque ``V<n>``
 element (one memmove each), and a part per byte written, whose rate depends on where the
 destination lives (L2, the last-level cache or memory), on whether the source stays in cache, and
-on how many threads write. Calibration measures each of those in about 0.1-0.3 s and stores them in
+on how many threads write. Calibration measures all of those in well under a second and stores them in
 a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overrides it); when the
 file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants measured on the
 project's bench machine stand in.
@@ -148,7 +148,8 @@ def _load_or_calibrate() -> CopyCosts:
 
 
 def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
-    """Measure the cost model's parameters (about 0.1-0.3 s, best of a few runs each)."""
+    """Measure the cost model's parameters, best of a few runs each: about 0.3 s on a quiet machine,
+    most of it faulting in and writing the ``mem_bytes`` buffer that memory rates need."""
     from concurrent.futures import ThreadPoolExecutor
 
     l2, llc = _cache_sizes()
@@ -206,13 +207,13 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
             thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
             b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
         else:
-            b_llc2, b_mem2, thread = b_llc, b_mem, 1.0
+            b_llc2, b_mem2, thread = b_llc, b_mem, 1e3  # one CPU: a second thread never pays (1e12 ns)
     finally:
         pool.shutdown()
     ns = 1e9
     return CopyCosts(call_ns=call * ns, view_ns=max(0.0, view * ns), loop_ns=loop * ns, vchunk_ns=vchunk * ns,
-                     gather_ns=gather * ns,                     l2_bytes=l2, llc_bytes=llc, byte_l2_ns=b_l2 * ns, byte_llc_ns=b_llc * ns,
-                     byte_mem_ns=b_mem * ns, byte_llc2_ns=b_llc2 * ns, byte_mem2_ns=b_mem2 * ns,
+                     gather_ns=gather * ns, l2_bytes=l2, llc_bytes=llc, byte_l2_ns=b_l2 * ns,
+                     byte_llc_ns=b_llc * ns, byte_mem_ns=b_mem * ns, byte_llc2_ns=b_llc2 * ns, byte_mem2_ns=b_mem2 * ns,
                      far_src_ns=b_far * ns, thread_ns=thread * ns, calibrated=True)
 
 
