@@ -49,7 +49,7 @@ def _second_thread() -> ThreadPoolExecutor:
 class PlanRunner:
     """Runs a Plan on given input/output byte buffers; temporaries are kept per calling thread."""
 
-    def __init__(self, plan: Plan, threads: int, out_bytes: int = 0):
+    def __init__(self, plan: Plan, threads: int):
         self.plan = plan
         self.threads = threads
         phases: dict[int, list[int]] = {}
