@@ -7,6 +7,7 @@ bit-exact, NaN payloads included. The copy is planned once per compiled op (see 
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +34,7 @@ __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 VIEW_CACHE_MAX_BYTES = 1 << 20  # views of the caller's arrays are reused across calls up to this size
+SHARE_PIECES = 8  # a copy run on two threads is cut into this many pieces, taken in turn by either
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -133,26 +135,35 @@ class PlanRunner:
             active = [views[i] for i in indices if views[i] is not None]
             if not split:
                 _copy_all(active)
-            elif len({self.plan.steps[i].when for i in indices} - {"always"}) or len(indices) == 1:
-                # one copy (or its misaligned alternative): each view halved along its outer axis
-                future = _second_thread().submit(_copy_all, [_half(v, 1) for v in active])
-                _copy_all([_half(v, 0) for v in active])
-                future.result()
-            else:
-                half = len(active) // 2
-                future = _second_thread().submit(_copy_all, active[half:])
-                _copy_all(active[:half])
-                future.result()
+                continue
+            if len(indices) == 1 or {self.plan.steps[i].when for i in indices} != {"always"}:
+                # one copy (or its misaligned alternative): cut along its outer axis
+                active = [piece for v in active for piece in _pieces(v, SHARE_PIECES)]
+            # Both threads take pieces from one counter until none is left, so a second core that is
+            # busy with other work (a shared machine) delays the copy by one piece at most.
+            counter = itertools.count()
+            future = _second_thread().submit(_drain, active, counter)
+            _drain(active, counter)
+            future.result()
 
 
-def _half(views: tuple, which: int) -> tuple:
-    """The first (0) or second (1) half of a step's views along its outer axis."""
+def _pieces(views: tuple, count: int) -> list[tuple]:
+    """A step's views cut into up to ``count`` pieces along their outer axis."""
     d, s, index = views
+    n = index.size if index is not None else d.shape[0]
+    bounds = sorted({n * k // count for k in range(count + 1)})
     if index is not None:
-        h = index.size // 2
-        return (d[:h], s, index[:h]) if which == 0 else (d[h:], s, index[h:])
-    h = d.shape[0] // 2
-    return (d[:h], s[:h], None) if which == 0 else (d[h:], s[h:], None)
+        return [(d[a:b], s, index[a:b]) for a, b in itertools.pairwise(bounds)]
+    return [(d[a:b], s[a:b], None) for a, b in itertools.pairwise(bounds)]
+
+
+def _drain(views: list, counter) -> None:
+    """Copy the views whose numbers ``counter`` hands out (shared by both threads)."""
+    n = len(views)
+    for i in counter:
+        if i >= n:
+            return
+        _copy_all((views[i],))
 
 
 def _copy_all(views) -> None:
