@@ -34,7 +34,7 @@ __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_
 
 FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 VIEW_CACHE_MAX_BYTES = 1 << 20  # views of the caller's arrays are reused across calls up to this size
-SHARE_PIECES = 8  # a copy run on two threads is cut into this many pieces, taken in turn by either
+SHARE_PIECES = 16  # a phase run on two threads is cut into at least this many pieces, taken in turn
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
@@ -136,9 +136,9 @@ class PlanRunner:
             if not split:
                 _copy_all(active)
                 continue
-            if len(indices) == 1 or {self.plan.steps[i].when for i in indices} != {"always"}:
-                # one copy (or its misaligned alternative): cut along its outer axis
-                active = [piece for v in active for piece in _pieces(v, SHARE_PIECES)]
+            if len(active) < SHARE_PIECES:  # cut each copy along its outer axis
+                per = -(-SHARE_PIECES // max(1, len(active)))
+                active = [piece for v in active for piece in _pieces(v, per)]
             # Both threads take pieces from one counter until none is left, so a second core that is
             # busy with other work (a shared machine) delays the copy by one piece at most.
             counter = itertools.count()
