@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import tracemalloc
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 import dmltile
 from dmltile.execute import compile as compile_module
+from dmltile.execute import copy_plan as plan
 from dmltile.execute import limits
 from dmltile.execute import numpy_backend as reference
 from dmltile.execute.buffers import POISON_BYTE
@@ -161,10 +163,10 @@ def test_broadcast_input_strides_read_one_element():
 
 
 def test_large_output_split_across_two_threads(monkeypatch):
-    monkeypatch.setattr(reference, "THREAD_MIN_BYTES", 1024)
-    monkeypatch.setattr(reference, "SPLIT_MIN_BYTES", 1024)
+    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer="split"))
     x = np.arange(3 * 700, dtype=np.int16).reshape(3, 700)
     op = reference.NumpyTile(dmltile.tile_desc([3, 700], [5, 3], dtype="INT16"), threads=2)
+    assert op.array_plan.split and op.buffer_plan.split
     assert np.array_equal(op(x), np.tile(x, (5, 3)))
     out = bytearray(op.out_bytes)
     op.run_buffers(x.tobytes(), out)
@@ -269,10 +271,11 @@ def test_compile_reports_invalid_descriptors_and_options():
 
 def test_plan_merges_axes_into_few_large_chunks():
     # (1, 4096, 1024) x (64, 1, 1): size-1 axes dropped and the data axes merged, so every copy
-    # moves whole 16 MiB blocks (or larger) rather than rows.
+    # moves large contiguous chunks (a band of the 16 MiB input, or more) rather than rows.
     op = reference.NumpyTile(dmltile.tile_desc([1, 4096, 1024], [64, 1, 1]))
+    assert len(op.array_plan.steps) <= 256
     assert all(
-        len(step.shape) == 1 or step.shape[-1] * step.width >= 4096 * 1024 * 4 for step in op.array_plan.steps
+        len(step.shape) <= 2 and step.shape[-1] * step.width >= 16 << 10 for step in op.array_plan.steps
     )
     tiny = reference.NumpyTile(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]))
     assert len(tiny.array_plan.steps) == 1 and len(tiny.array_plan.steps[0].shape) <= 4
@@ -280,13 +283,10 @@ def test_plan_merges_axes_into_few_large_chunks():
 
 @pytest.fixture
 def eager_pretiling(monkeypatch):
-    """Cost constants under which the planner pre-tiles (temporaries, in-place doubling) wherever it
-    may, so that those plans meet the naive loop on small random descriptors too."""
-    from dmltile.execute import copy_plan as plan
-
-    monkeypatch.setattr(plan, "STEP_NS", 0.0)
-    monkeypatch.setattr(plan, "CHUNK_NS", 1e6)
+    """A planner that pre-tiles (temporaries, in-place doubling or fan-out) wherever it may, so that
+    those plans meet the naive loop on small random descriptors too."""
     monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
+    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=("temp", "double")))
     plan._best.cache_clear()
     yield plan
     plan._best.cache_clear()

@@ -1,0 +1,287 @@
+"""The copy cost model behind the planner, measured on this machine at first use and cached.
+
+A plan is a few ``np.copyto`` calls on strided views. What one call costs is a fixed part (the call
+and any view built per call), a part per inner loop of NumPy's iteration and per opaque ``V<n>``
+element (one memmove each), and a part per byte written, whose rate depends on where the
+destination lives (L2, the last-level cache or memory), on whether the source stays in cache, and
+on how many threads write. Calibration measures all of those in well under a second and stores them in
+a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overrides it); when the
+file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants measured on the
+project's bench machine stand in.
+
+Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
+memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
+shared cache), and their speed relative to ordinary stores; both are fixed below.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass, fields, replace
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = 2
+
+
+@dataclass(frozen=True)
+class CopyCosts:
+    """Nanoseconds per unit of work of one ``np.copyto``; rates are per byte written."""
+
+    call_ns: float = 420.0  # np.copyto on views built once
+    view_ns: float = 400.0  # building one strided view of the caller's array, per call
+    loop_ns: float = 2.5  # per inner loop of NumPy's iteration (outer index step)
+    vchunk_ns: float = 1.4  # per opaque V<n> element (a memmove each)
+    gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
+    l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
+    llc_bytes: int = 32 << 20  # last-level cache
+    byte_l2_ns: float = 0.012  # destination within L2, source in cache
+    byte_llc_ns: float = 0.030  # destination about half the last-level cache
+    byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
+    byte_llc2_ns: float = 0.030  # the same two with both threads writing (time per byte of the whole copy)
+    byte_mem2_ns: float = 0.052
+    far_src_ns: float = 0.015  # extra per byte when the source does not stay in L2
+    thread_ns: float = 25000.0  # handing half a copy to the second thread and waiting for it
+    stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
+    stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
+    calibrated: bool = False
+
+    def byte_ns(self, dst_bytes: int, threads: int = 1) -> float:
+        """Per-byte write rate for a destination spanning ``dst_bytes``, interpolated on log size."""
+        llc, mem = (
+            (self.byte_llc2_ns, self.byte_mem2_ns) if threads > 1 else (self.byte_llc_ns, self.byte_mem_ns)
+        )
+        points = (
+            (self.l2_bytes // 2, self.byte_l2_ns if threads == 1 else llc),
+            (self.llc_bytes // 2, llc),
+            (self.llc_bytes * 4, mem),
+        )
+        if dst_bytes <= points[0][0]:
+            return points[0][1]
+        for (s0, r0), (s1, r1) in pairwise(points):
+            if dst_bytes <= s1:
+                f = math.log(dst_bytes / s0) / math.log(s1 / s0)
+                return r0 + f * (r1 - r0)
+        return mem
+
+    def src_ns(self, src_bytes: int, dst_bytes: int) -> float:
+        """Extra per-byte cost of a source spanning ``src_bytes`` while ``dst_bytes`` are written: none
+        while it stays in half of L2 or both fit the last-level cache together, else rising (on log
+        size) to ``far_src_ns`` for a source as large as the last-level cache (the written lines evict it)."""
+        lo, hi = self.l2_bytes // 2, self.llc_bytes
+        if src_bytes <= lo or src_bytes + dst_bytes <= self.llc_bytes:
+            return 0.0
+        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(hi / lo))
+
+    @property
+    def stream_ns(self) -> float:
+        """Per-byte time of a memmove large enough to use non-temporal stores."""
+        return self.byte_mem_ns * self.stream_ratio
+
+    @property
+    def block_bytes(self) -> int:
+        """The source block a banded copy reads per call: L2's size. Not less: glibc's memmove copies
+        sizes from 2112 bytes up to L2's size with ``rep movsb`` on AMD, which is ~10x slower when the
+        destination sits 8-24 bytes (mod 64) past the source (bench/README.md), so band chunks stay above it."""
+        return max(4096, self.l2_bytes)
+
+
+DEFAULT = CopyCosts()
+_lock = threading.Lock()
+_costs: CopyCosts | None = None
+
+
+def cache_file() -> Path:
+    """Where the calibration is stored: $DMLTILE_CACHE_DIR, else the platform's user cache dir."""
+    if os.environ.get("DMLTILE_CACHE_DIR"):
+        base = Path(os.environ["DMLTILE_CACHE_DIR"])
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local")) / "dmltile"
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches" / "dmltile"
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dmltile"
+    return base / "copy-costs.json"
+
+
+def fingerprint() -> dict:
+    """What the measurements depend on: recalibrate when any of it changes."""
+    return {
+        "format": FORMAT,
+        "machine": platform.machine(),
+        "processor": _cpu_model(),
+        "cpus": os.cpu_count(),
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def machine_costs() -> CopyCosts:
+    """The calibrated costs of this machine: from the cache file, else measured now (and stored)."""
+    global _costs
+    with _lock:
+        if _costs is None:
+            _costs = _load_or_calibrate()
+        return _costs
+
+
+def _load_or_calibrate() -> CopyCosts:
+    if os.environ.get("DMLTILE_CALIBRATE", "1") == "0":
+        return DEFAULT
+    path = cache_file()
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("fingerprint") == fingerprint():
+            known = {f.name for f in fields(CopyCosts)}
+            return replace(DEFAULT, **{k: v for k, v in doc["costs"].items() if k in known})
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    try:
+        costs = calibrate()
+    except (MemoryError, OSError, RuntimeError):
+        return DEFAULT
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"fingerprint": fingerprint(), "costs": asdict(costs)}, indent=1))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # read-only home: keep the measurement for this process only
+    return costs
+
+
+def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
+    """Measure the cost model's parameters, best of a few runs each: about 0.3 s on a quiet machine,
+    most of it faulting in and writing the ``mem_bytes`` buffer that memory rates need."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    l2, llc = _cache_sizes()
+    block = max(4096, l2 // 2)  # a source that stays in L2
+    dst = np.empty(mem_bytes, np.uint8)
+    dst.fill(1)
+    src = np.arange(block // 8, dtype=np.uint64).view(np.uint8)
+    far = dst[: mem_bytes // 4]  # a source that does not stay in cache, copied into the rest of dst
+
+    a, b = dst[:8], src[:8]
+    call = _best(lambda: np.copyto(a, b), 400, 5) / 400
+    view = _best(lambda: np.ndarray((4, 2), np.uint8, dst, 0, (64, 8)), 400, 5) / 400
+    n = 4096
+    long_rows = (dst[: 2 * n * 4].view(np.uint32).reshape(2, n), src[: n * 4].view(np.uint32))
+    short_rows = (
+        np.ndarray((n, 2), np.uint32, dst, 0, (16, 4)),
+        np.ndarray((n, 2), np.uint32, src, 0, (8, 4)),
+    )
+    t_long = _best(lambda: np.copyto(*long_rows), 20, 7)
+    t_short = _best(lambda: np.copyto(*short_rows), 20, 7)
+    loop = max(0.0, (t_short - t_long) / 20 / (n - 2))
+    chunk = 64
+    vd = np.ndarray((n,), f"V{chunk}", dst, 0, (2 * chunk,))
+    vs = np.ndarray((n,), f"V{chunk}", src, 0, (0,))
+    wd = np.ndarray((n, chunk // 8), np.uint64, dst, 0, (2 * chunk, 8))
+    ws = np.ndarray((n, chunk // 8), np.uint64, src, 0, (0, 8))
+    t_v = _best(lambda: np.copyto(vd, vs), 20, 7) / 20
+    t_w = _best(lambda: np.copyto(wd, ws), 20, 7) / 20
+    vchunk = max(0.0, (t_v - (t_w - n * loop)) / n)
+    rows = np.ndarray((n // 8,), f"V{chunk}", src, 0, (chunk,))
+    index = np.arange(n, dtype=np.intp) % (n // 8)
+    gd = np.ndarray((n,), f"V{chunk}", dst, 0, (chunk,))
+    t_g = _best(lambda: np.take(rows, index, out=gd, mode="clip"), 20, 7) / 20
+    t_c = _best(lambda: np.copyto(dst[: n * chunk], src[: n * chunk]), 20, 7) / 20
+    gather = max(0.0, (t_g - t_c) / n)
+
+    pool = ThreadPoolExecutor(max_workers=1)
+
+    def rate(nbytes: int, source: np.ndarray, threads: int = 1) -> float:
+        d = dst[-(nbytes // source.size * source.size) :].reshape(-1, source.size)
+        s = np.broadcast_to(source, d.shape)
+        h = d.shape[0] // 2
+
+        def both() -> None:
+            future = pool.submit(np.copyto, d[h:], s[h:])
+            np.copyto(d[:h], s[:h])
+            future.result()
+
+        return (
+            _best(both if threads > 1 else lambda: np.copyto(d, s), 1, 2 if nbytes > 8 << 20 else 7) / d.size
+        )
+
+    small = src[: block // 4]
+    b_l2 = rate(block, small, 1)
+    mid = min(llc // 2, mem_bytes // 4)
+    b_llc = rate(mid, src, 1)
+    b_mem = rate(mem_bytes, src, 1)
+    b_far = max(0.0, rate(mem_bytes - far.size, far) - b_mem)
+    try:
+        if (os.cpu_count() or 1) > 1:
+            thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
+            b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
+        else:
+            b_llc2, b_mem2, thread = b_llc, b_mem, 1e3  # one CPU: a second thread never pays (1e12 ns)
+    finally:
+        pool.shutdown()
+    ns = 1e9
+    return CopyCosts(
+        call_ns=call * ns,
+        view_ns=max(0.0, view * ns),
+        loop_ns=loop * ns,
+        vchunk_ns=vchunk * ns,
+        gather_ns=gather * ns,
+        l2_bytes=l2,
+        llc_bytes=llc,
+        byte_l2_ns=b_l2 * ns,
+        byte_llc_ns=b_llc * ns,
+        byte_mem_ns=b_mem * ns,
+        byte_llc2_ns=b_llc2 * ns,
+        byte_mem2_ns=b_mem2 * ns,
+        far_src_ns=b_far * ns,
+        thread_ns=thread * ns,
+        calibrated=True,
+    )
+
+
+def _best(fn, inner: int, rounds: int) -> float:
+    """Best time of ``rounds`` batches of ``inner`` calls, in seconds per batch."""
+    fn()
+    best = math.inf
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _cache_sizes() -> tuple[int, int]:
+    """(L2 per core, last-level cache) in bytes from sysfs, else the defaults."""
+    sizes = {}
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    try:
+        for index in base.glob("index*"):
+            if (index / "type").read_text().strip() == "Instruction":
+                continue
+            level = int((index / "level").read_text())
+            text = (index / "size").read_text().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            sizes[level] = int(text.rstrip("KMG")) * mult
+    except (OSError, ValueError):
+        pass
+    l2 = sizes.get(2, DEFAULT.l2_bytes)
+    return l2, max(sizes.values(), default=DEFAULT.llc_bytes) if sizes else DEFAULT.llc_bytes
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"

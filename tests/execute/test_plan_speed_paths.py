@@ -1,0 +1,166 @@
+"""Every plan kind the NumPy backend's planner can choose, forced, against a naive per-element loop.
+
+The planner picks among direct broadcasting copies, banded copies (an L2-sized block of the
+source per call), gathers of whole rows (np.take), temporaries, in-place doubling and fan-out,
+each on one or two threads, by a cost model measured on the machine. A given machine only ever
+takes some of those paths, so here each kind is preferred wherever it applies and checked bit for bit on random descriptors (every dtype,
+padded, permuted and zero strides, padded outputs).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import dmltile
+from dmltile.execute import copy_plan as plan
+from dmltile.execute import costs
+from dmltile.execute import numpy_backend as reference
+from tests.exec_reference import DTYPES, descriptors
+from tests.execute.test_execution import assert_matches_naive
+
+KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
+
+
+def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
+    """out[i] = x[i mod sizes], one element at a time."""
+    out = np.empty(tuple(s * r for s, r in zip(x.shape, repeats, strict=False)), x.dtype)
+    for index in np.ndindex(*out.shape):
+        out[index] = x[tuple(i % s for i, s in zip(index, x.shape, strict=False))]
+    return out
+
+
+@pytest.fixture(params=[(k, t) for k in KINDS for t in (1, 2)], ids=lambda p: f"{p[0]}-{p[1]}t")
+def forced(request, monkeypatch):
+    """NumpyTile planning with one kind preferred (and, on two threads, every phase split)."""
+    kind, threads = request.param
+    prefer = (kind, "split") if threads == 2 else (kind,)
+    monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
+    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
+    return kind, threads
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(desc=descriptors(), seed=st.integers(0, 2**32 - 1), poison=st.booleans())
+def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
+    _, threads = forced
+    op = reference.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
+    assert_matches_naive(op, desc, seed, poison)
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])
+    x = rng.integers(0, 100, desc["InputTensor"]["Sizes"]).astype(dtype)
+    assert np.array_equal(op(x).view(np.uint8), naive_tile(x, desc["Repeats"]).view(np.uint8))
+
+
+@pytest.mark.parametrize(
+    "kind,sizes,repeats",
+    [
+        ("band", [6, 5, 4], [2, 3, 2]),
+        ("gather", [6, 5, 4], [2, 3, 2]),
+        ("temp", [2, 3, 4], [3, 2, 2]),
+        ("double", [3, 4], [8, 1]),
+        ("fanout", [3, 4], [5, 1]),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["INT8", "FLOAT16", "FLOAT32", "UINT64"])
+def test_each_kind_is_really_taken(monkeypatch, kind, sizes, repeats, dtype):
+    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=(kind, "split")))
+    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=dtype), threads=2)
+    p = op.array_plan
+    assert p.kind == kind and p.split
+    if kind == "band":
+        assert len({s.phase for s in p.steps}) < len(p.steps)  # bands share a phase
+    if kind == "gather":
+        assert any(s.index is not None for s in p.steps)
+    x = np.arange(np.prod(sizes)).astype(DTYPES[dtype]).reshape(sizes)
+    out = np.full(op.out_shape, 0, x.dtype)
+    assert np.array_equal(op(x, out).view(np.uint8), naive_tile(x, repeats).view(np.uint8))
+
+
+def test_unknown_kind_is_refused():
+    with pytest.raises(ValueError, match="unknown plan kinds"):
+        plan.make_plan([2], [2], [4], [4], 4, prefer="fast")
+
+
+def test_narrow_types_copy_wide_elements():
+    # 128 int8 per row: the copy moves whole rows (one opaque element each, or uint64s), never bytes.
+    op = reference.NumpyTile(dmltile.tile_desc([1, 64, 128, 128], [1, 1, 2, 2], dtype="INT8"))
+    assert all(step.width >= 8 for step in op.array_plan.steps)
+
+
+def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    fake = costs.CopyCosts(call_ns=123.0, calibrated=True)
+    monkeypatch.setattr(costs, "calibrate", lambda: fake)
+    monkeypatch.setattr(costs, "_costs", None)
+    assert costs.machine_costs() is fake
+    doc = json.loads((tmp_path / "copy-costs.json").read_text())
+    assert doc["costs"]["call_ns"] == 123.0 and doc["fingerprint"] == costs.fingerprint()
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.setattr(costs, "calibrate", lambda: pytest.fail("calibrated again despite the cache"))
+    assert costs.machine_costs().call_ns == 123.0
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.setenv("DMLTILE_CALIBRATE", "0")
+    assert costs.machine_costs() == costs.DEFAULT
+
+
+def test_calibration_is_quick_and_sane():
+    measured = costs.calibrate(mem_bytes=16 << 20)
+    assert measured.calibrated and measured.call_ns > 0 and measured.byte_mem_ns > 0
+    assert measured.byte_ns(1 << 30) == measured.byte_mem_ns
+
+
+def test_reused_arrays_see_new_contents():
+    # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
+    op = reference.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1)
+    assert len(op.array_plan.steps) > 1  # a multi-step plan, run through the cached views
+    x = np.arange(256, dtype=np.float32).reshape([2] * 8)
+    out = np.empty(op.out_shape, np.float32)
+    for _ in range(2):
+        assert np.array_equal(op(x, out), np.tile(x, [2] * 8))
+        x *= 3
+    other = np.empty_like(out)
+    y = -x
+    assert np.array_equal(op(y, other), np.tile(y, [2] * 8)) and np.array_equal(
+        op(x, out), np.tile(x, [2] * 8)
+    )
+    non_contiguous = np.asfortranarray(x)
+    assert np.array_equal(op(non_contiguous, out), np.tile(x, [2] * 8))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shift", [0, 8, 16, 24, 32, 48, 56])
+def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
+    # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
+    # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
+    if threads == 2:
+        monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer="split"))
+    op = reference.NumpyTile(dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32"), threads=threads)
+    assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
+    raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
+    raw_out = np.zeros(op.out_bytes + 128, np.uint8)
+    x_at = -raw_x.ctypes.data % 64
+    out_at = (-raw_out.ctypes.data + shift) % 64
+    x = raw_x[x_at : x_at + 64 * 1024 * 4].view(np.float32).reshape(64, 1024)
+    x[...] = np.arange(x.size, dtype=np.float32).reshape(x.shape)
+    out = raw_out[out_at : out_at + op.out_bytes].view(np.float32).reshape(op.out_shape)
+    assert plan.misaligned(out.ctypes.data, x.ctypes.data) == (0 < shift < 32)
+    assert np.array_equal(op(x, out), np.tile(x, (3, 4)))
+
+
+def test_reused_arrays_on_the_one_copy_path():
+    op = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]))
+    assert op._fast is not None  # two reshapes and one copy, kept for arrays passed again
+    out = np.empty(op.out_shape, np.float32)
+    for x in (
+        np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+        np.asfortranarray(np.ones((2, 3, 4), np.float32)),
+    ):
+        for k in range(3):
+            x += k
+            assert np.array_equal(op(x, out), np.tile(x, (1, 2, 3)))
