@@ -3,8 +3,8 @@
 The planner picks among direct broadcasting copies, banded copies (an L2-sized block of the
 source per call), gathers of whole rows (np.take), temporaries, in-place doubling and fan-out,
 each on one or two threads, by a cost model measured on the machine. A given machine only ever
-takes some of those paths, so here each kind is preferred wherever it applies and checked bit for bit on random descriptors (every dtype,
-padded, permuted and zero strides, padded outputs).
+takes some of those paths, so here each kind is preferred wherever it applies and checked bit for
+bit on random descriptors (every dtype, padded, permuted and zero strides, padded outputs).
 """
 
 from __future__ import annotations
