@@ -11,6 +11,7 @@ from rich.table import Table
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
 from ..validate.rules import RULES
+from ..validate.versions import known_versions
 from .app import app, console, emit_json, print_table
 
 
@@ -33,6 +34,10 @@ def levels_document() -> dict:
                 "source": row.source,
             }
             for row in tile_rows()
+        ],
+        "directml_versions": [
+            {"directml": v.version, "max_feature_level": v.max_feature_level.dotted, "wheel": v.wheel}
+            for v in known_versions()
         ],
     }
 
@@ -68,6 +73,11 @@ def levels_cmd(
             )
     print_table(table)
     console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
+    console.print(
+        "DirectML versions measured (validate --directml; `dmltile directml versions`): "
+        + ", ".join(f"{v.version} = {v.max_feature_level.dotted}" for v in known_versions()),
+        highlight=False,
+    )
     console.print(
         f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
         highlight=False,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
-REPORTS = ("validate", "check", "levels", "rules", "doctor", "compare-dxdispatch", "error")
+REPORTS = ("validate", "check", "levels", "rules", "run", "doctor", "compare-dxdispatch", "error")
 
 
 def report_schema(name: str) -> dict:

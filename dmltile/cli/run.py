@@ -16,8 +16,9 @@ from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_buffer_file, read_npy
 from ..validate.api import parse_and_validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
-from .app import EXIT_INVALID, EXIT_OK, app, console, err_console, fail
+from .app import EXIT_INVALID, EXIT_OK, app, console, emit_json, err_console, fail
 from .files import check_targets, write_atomic
 from .options import feature_level as parse_level
 from .options import readable_file
@@ -78,7 +79,19 @@ def run_cmd(
     output: Path | None = typer.Option(
         None, "--output", help="Save the output array here (.npy) instead of printing it."
     ),
-    backend: str = typer.Option("numpy", "--backend", help="numpy (the bit-exact reference) or onnxruntime."),
+    backend: str = typer.Option(
+        "numpy",
+        "--backend",
+        help="numpy (the bit-exact reference), onnxruntime, or directml (the real DirectML.dll; "
+        "`dmltile directml setup` installs it).",
+    ),
+    directml: str | None = typer.Option(
+        None,
+        "--directml",
+        metavar="VERSION",
+        help="Judge as this DirectML version does (e.g. 1.9.1; implies its max level); with --backend "
+        "directml, run on that DLL.",
+    ),
     feature_level: str = typer.Option(
         DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."
     ),
@@ -101,6 +114,9 @@ def run_cmd(
         help="Fill output bytes the output desc does not address with 0xCD, as DirectML may overwrite them.",
     ),
     force: bool = typer.Option(False, "--force", help="Replace --output / --output-buffer files that exist."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document (backend, provider, output) and nothing else."
+    ),
 ) -> None:
     """Execute a descriptor, like compiling it with IDMLDevice::CompileOperator and dispatching it.
 
@@ -129,13 +145,16 @@ def run_cmd(
     except WriteError as e:
         raise fail(str(e)) from None
     try:
-        desc, report = parse_and_validate(readable_file(file), level)
+        desc, report = parse_and_validate(readable_file(file), feature_level if directml else level, directml)
     except InputError as e:
         raise fail(str(e)) from None
     if is_unreadable(report):
         raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(report.issues)))
     if not report.valid:
-        print_reports({str(file): [report]})
+        if as_json:
+            emit_json({"valid": False, "report": report.to_dict()})
+        else:
+            print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)
     for warning in report.warnings:
         err_console.print(
@@ -153,7 +172,7 @@ def run_cmd(
         assert x is not None  # --compare refuses --input-buffer
         _compare(desc, x, level)
     try:
-        op = compile_tile(desc, level, backend=backend)
+        op = compile_tile(desc, report.feature_level, backend=backend, directml=directml)
         if buffers:
             y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force)
         else:
@@ -165,6 +184,9 @@ def run_cmd(
         raise fail(str(e)) from None
     provider = getattr(op, "provider", backend)
     where = f"{backend}" + (f" ({provider})" if provider and provider != backend else "")
+    if as_json:
+        emit_json(run_document(op, y, report, output))
+        raise typer.Exit(EXIT_OK)
     if output is not None:
         try:
             write_atomic(
@@ -182,6 +204,29 @@ def run_cmd(
             markup=False,
         )
     raise typer.Exit(EXIT_OK)
+
+
+JSON_MAX_ELEMENTS = 1 << 16  # larger outputs are left out of --json (save them with --output)
+
+
+def run_document(op: CompiledTile, y: np.ndarray, report: ValidationReport, output: Path | None) -> dict:
+    """What ``run --json`` prints: where it ran (for DirectML, which version), and the output."""
+    version = getattr(op, "version", None)
+    doc: dict = {
+        "valid": True,
+        "backend": op.backend,
+        "provider": op.provider,
+        "directml_version": version["directml_version"] if version else None,
+        "feature_level": report.feature_level.dotted if report.feature_level else None,
+        "warnings": [i.code for i in report.warnings],
+        "shape": list(y.shape),
+        "dtype": str(y.dtype),
+        "saved_to": str(output) if output is not None else None,
+    }
+    if y.size <= JSON_MAX_ELEMENTS and output is None:
+        floats = y.dtype.kind == "f"
+        doc["output"] = [v if not floats or np.isfinite(v) else str(v) for v in y.reshape(-1).tolist()]
+    return doc
 
 
 def npy_name(path: Path) -> Path:

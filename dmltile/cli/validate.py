@@ -10,12 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.enums import FeatureLevel
-from ..errors import InputError
+from ..errors import DmlTileError, InputError
 from ..validate.api import validate as validate_descriptor
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
 from ..validate.source import Loaded, NotJson, looks_like_descriptor, read_source
+from ..validate.versions import parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
 from .dxdispatch import dxdispatch_results
 from .options import feature_level as parse_level
@@ -157,6 +158,12 @@ def validate_cmd(
         False, "--all-levels", help="Check every feature level; print a files x levels matrix."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout and nothing else."),
+    directml: str | None = typer.Option(
+        None,
+        "--directml",
+        metavar="VERSION",
+        help="Answer as this DirectML version's CreateOperator does (e.g. 1.9.1; implies its max level).",
+    ),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
@@ -167,7 +174,18 @@ def validate_cmd(
     """
     if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
         raise fail("give either --feature-level or --all-levels, not both")
-    levels = list(known_levels()) if all_levels else [parse_level(feature_level)]
+    version = None
+    if directml is not None:
+        try:
+            version = parse_directml_version(directml)
+        except DmlTileError as e:
+            raise fail(f"--directml: {e}") from None
+    if all_levels:
+        levels = [lv for lv in known_levels() if version is None or lv <= version.max_feature_level]
+    elif version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
+        levels = [version.max_feature_level]
+    else:
+        levels = [parse_level(feature_level)]
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
     not_covered: dict[str, str] = {}
@@ -184,7 +202,7 @@ def validate_cmd(
                 results.update(dx[0])
                 not_covered.update(dx[1])
                 continue
-            results[str(path)] = [validate_descriptor(data, lv) for lv in levels]
+            results[str(path)] = [validate_descriptor(data, lv, directml) for lv in levels]
         except InputError as e:
             unreadable[str(path)] = str(e)
     for f, reports in list(results.items()):

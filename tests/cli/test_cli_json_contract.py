@@ -40,6 +40,8 @@ def test_every_shipped_schema_is_a_valid_schema_and_printed_by_the_cli(name):
         (["levels", "--json"], "levels", 0),
         (["rules", "--json"], "rules", 0),
         (["doctor", "--json"], "doctor", 0),
+        (["run", EXAMPLES / "doc_example.json", "--json", "--seed", "1"], "run", 0),
+        (["run", EXAMPLES / "invalid_output_sizes.json", "--json"], "run", 1),
     ],
 )
 def test_real_output_validates_against_its_schema(args, schema, status):

@@ -4,6 +4,7 @@ on the real DirectML.dll. The live tests need ``make directml`` and run with the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -61,3 +62,15 @@ def test_run_backend_directml_prints_the_tiled_output_and_names_the_version():
     result = CliRunner().invoke(app, ["run", str(EXAMPLES / "doc_example.json"), "--backend", "directml"])
     assert result.exit_code == 0, result.output
     assert "DirectML 1.15.4" in result.output
+    args = ["run", str(EXAMPLES / "doc_example.json"), "--backend", "directml", "--json", "--seed", "3"]
+    doc = json.loads(CliRunner().invoke(app, args).stdout)
+    numpy_doc = json.loads(CliRunner().invoke(app, args[:2] + ["--json", "--seed", "3"]).stdout)
+    assert doc["directml_version"] == "1.15.4" and doc["output"] == numpy_doc["output"]
+
+
+@live
+@needs_setup
+def test_an_older_directml_runs_and_judges_as_it_does():
+    # DirectML 1.9.1 (max level 5.0): the level follows from the version, and the DLL is that one.
+    op = dmltile.compile(EXAMPLES / "doc_example.json", backend="directml", directml="1.9.1")
+    assert op.provider.startswith("DirectML 1.9.1 (level 5.0")

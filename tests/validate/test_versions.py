@@ -59,3 +59,18 @@ def test_min_feature_level_stays_within_the_version():
     assert dmltile.min_feature_level(float64, directml="1.5.1") is None  # max level 3.1: no FLOAT64
     assert dmltile.min_feature_level(WRAPPED, directml="1.9.1").dotted == "1.0"
     assert dmltile.min_feature_level(WRAPPED) is None
+
+
+def test_the_command_line_answers_as_a_version_too(tmp_path):
+    from typer.testing import CliRunner
+
+    from dmltile.cli import app
+
+    path = tmp_path / "wrapped.json"
+    path.write_text(dmltile.load(WRAPPED).to_json())
+    old = CliRunner().invoke(app, ["validate", str(path), "--directml", "1.9.1"])
+    assert old.exit_code == 0 and "DML112" in old.stdout and "DML_FEATURE_LEVEL_5_0" in old.stdout
+    new = CliRunner().invoke(app, ["validate", str(path), "--directml", "1.15.4"])
+    assert new.exit_code == 1 and "DML105" in new.stdout
+    unknown = CliRunner().invoke(app, ["validate", str(path), "--directml", "0.1"])
+    assert unknown.exit_code == 2 and "1.15.4" in unknown.stderr
