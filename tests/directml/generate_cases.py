@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import random
 import sys
@@ -561,6 +562,26 @@ def main() -> int:
     if args.golden is not None:
         write_golden(args.golden or None)
     return 0
+
+
+def naive_tile(
+    dt: int,
+    in_sizes: list[int],
+    in_strides: list[int],
+    reps: list[int],
+    out_strides: list[int],
+    in_bytes: bytes,
+    out_init: bytes,
+) -> bytearray:
+    """Tile on byte buffers, one element at a time: out[i] = in[i mod in_sizes] at strided byte offsets."""
+    es = BITS[dt] // 8
+    out = bytearray(out_init)
+    out_sizes = [s * r for s, r in zip(in_sizes, reps, strict=False)]
+    for idx in itertools.product(*(range(s) for s in out_sizes)):
+        o = sum(i * t for i, t in zip(idx, out_strides, strict=False)) * es
+        src = sum((i % s) * t for i, s, t in zip(idx, in_sizes, in_strides, strict=False)) * es
+        out[o : o + es] = in_bytes[src : src + es]
+    return out
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from generate_cases import calc, load_oracle, packed
+from generate_cases import naive_tile as reference
 
 MARK = 0xCD
 ES = {1: 4, 2: 2, 3: 4, 4: 2, 5: 1, 6: 4, 7: 2, 8: 1, 9: 8, 10: 8, 11: 8}
@@ -36,26 +37,6 @@ NAMES = {
     10: "UINT64",
     11: "INT64",
 }
-
-
-def reference(
-    dt: int,
-    in_sizes: list[int],
-    in_strides: list[int],
-    reps: list[int],
-    out_strides: list[int],
-    in_bytes: bytes,
-    out_init: bytes,
-) -> bytearray:
-    """Naive per-element Tile on byte buffers: out[idx] = in[idx mod in_sizes]."""
-    es = ES[dt]
-    out = bytearray(out_init)
-    out_sizes = [s * r for s, r in zip(in_sizes, reps, strict=False)]
-    for idx in itertools.product(*(range(s) for s in out_sizes)):
-        o = sum(i * t for i, t in zip(idx, out_strides, strict=False)) * es
-        i_ = sum((i % s) * t for i, s, t in zip(idx, in_sizes, in_strides, strict=False)) * es
-        out[o : o + es] = in_bytes[i_ : i_ + es]
-    return out
 
 
 def addressed(dt: int, sizes: list[int], strides: list[int]) -> set[int]:

@@ -21,7 +21,7 @@ import pytest
 
 import dmltile
 
-from .generate_cases import calc, load_oracle, packed
+from .generate_cases import calc, load_oracle, naive_tile, packed
 
 pytestmark = pytest.mark.directml_live
 
@@ -91,26 +91,6 @@ def test_create_operator_matches_golden(version: str) -> None:
 
 # ------------------------------------------------------------------------------------------------
 # execution
-
-
-def naive_tile(
-    dt: int,
-    in_sizes: list[int],
-    in_strides: list[int],
-    reps: list[int],
-    out_strides: list[int],
-    in_bytes: bytes,
-    out_init: bytes,
-) -> bytearray:
-    """Tile on byte buffers, one element at a time: out[i] = in[i mod in_sizes] at strided byte offsets."""
-    es = ES[dt]
-    out = bytearray(out_init)
-    out_sizes = [s * r for s, r in zip(in_sizes, reps, strict=False)]
-    for idx in itertools.product(*(range(s) for s in out_sizes)):
-        o = sum(i * t for i, t in zip(idx, out_strides, strict=False)) * es
-        src = sum((i % s) * t for i, s, t in zip(idx, in_sizes, in_strides, strict=False)) * es
-        out[o : o + es] = in_bytes[src : src + es]
-    return out
 
 
 def gather(dt: int, sizes: list[int], strides: list[int], buf: bytes) -> np.ndarray:
