@@ -1,8 +1,16 @@
 """Shared fixtures: the DirectML documentation's own example, as a canonical document."""
 
 import copy
+import os
 
 import pytest
+from hypothesis import settings
+
+# CI (CI=true) runs every property test with a fixed seed, so a run's verdict is reproducible; local
+# runs keep drawing fresh examples and remember failing ones in .hypothesis/.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 DOC_EXAMPLE = {
     "Type": "DML_OPERATOR_TILE",
