@@ -11,7 +11,6 @@ from rich import box
 from rich.table import Table
 
 from ..execute.directml import oracle
-from ..execute.directml_backend import installed_versions
 from ..validate.versions import known_versions
 from .app import EXIT_OK, EXIT_USAGE, app, console, fail
 
@@ -48,7 +47,7 @@ def versions_cmd(
 ) -> None:
     """The DirectML versions dmltile has measured (validate --directml answers as each does) and
     which of them are installed here to run on."""
-    installed = {v["directml_version"] for v in installed_versions()}
+    installed = {v["directml_version"] for v in oracle.list_versions()}
     rows = [
         {
             "directml": v.version,

@@ -18,15 +18,6 @@ from .buffers import CompiledTile, buffer_views, pack_tensor, strided
 from .directml import oracle
 
 
-def installed_versions() -> list[dict[str, Any]]:
-    """The DirectML versions the set-up holds (newest first), or [] when there is no set-up."""
-    if oracle.find_setup() is None:
-        return []
-    return sorted(
-        oracle.list_versions(), key=lambda v: oracle._version_key(v["directml_version"]), reverse=True
-    )
-
-
 def require_directml() -> None:
     """Raise UnsupportedError, naming the command that installs it, when DirectML cannot run here."""
     problem = oracle.setup_problem()
@@ -45,7 +36,7 @@ class DirectmlTile(CompiledTile):
     def __init__(self, desc: OperatorDesc, version: str | None = None):
         super().__init__(desc)
         require_directml()
-        versions = installed_versions()
+        versions = oracle.list_versions()  # newest first
         if not versions:
             raise UnsupportedError(f"no DirectML.dll is installed; run `{oracle.INSTALL_COMMAND}`")
         try:

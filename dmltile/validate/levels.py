@@ -49,10 +49,6 @@ class SupportRow:
 
 def read_table(name: str) -> dict:
     """One TOML table of ``feature_levels/``, parsed."""
-    return _read(name)
-
-
-def _read(name: str) -> dict:
     return tomllib.loads(
         resources.files("dmltile").joinpath("feature_levels").joinpath(name).read_text(encoding="utf-8")
     )
@@ -61,7 +57,7 @@ def _read(name: str) -> dict:
 @functools.cache
 def known_levels() -> tuple[FeatureLevel, ...]:
     """Every feature level in ``levels.toml``, lowest first."""
-    rows = _read("levels.toml")["level"]
+    rows = read_table("levels.toml")["level"]
     levels = [FeatureLevel.parse(row["name"]) for row in rows]
     for level, row in zip(levels, rows, strict=False):
         if level.value != row["value"]:
@@ -75,7 +71,7 @@ def known_levels() -> tuple[FeatureLevel, ...]:
 def tile_rows() -> tuple[SupportRow, ...]:
     """The Tile support rows, lowest level first."""
     rows = []
-    for row in _read("tile.toml")["row"]:
+    for row in read_table("tile.toml")["row"]:
         tensors = {
             t: TensorSupport(
                 frozenset(row[t]["dimension_counts"]), tuple(DataType.parse(d) for d in row[t]["data_types"])

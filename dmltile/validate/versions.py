@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
-from ..core.tensor import BufferTensorDesc, packed_strides
+from ..core.tensor import BufferTensorDesc, last_element_index, packed_strides
 from ..errors import DmlTileError
 from .levels import parse_feature_level, read_table
 from .report import Issue
@@ -74,24 +74,21 @@ def parse_directml_version(value: Any) -> DirectmlVersion:
     )
 
 
+def _last_index(t: BufferTensorDesc) -> int:
+    """The last element's index through the tensor's Strides (packed when absent or of the wrong length)."""
+    strides = (
+        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
+    )
+    return last_element_index(t.sizes, strides)
+
+
 def wrapped_minimum(t: BufferTensorDesc, version: DirectmlVersion) -> int:
     """DMLCalcBufferTensorSize as ``version`` computes it: the last element's index (and, for some
     versions, the byte count) in 32-bit arithmetic, rounded up to 4."""
-    strides = (
-        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
-    )
-    index = sum((s - 1) * st for s, st in zip(t.sizes, strides, strict=True)) % UINT32_WRAP
-    size = (index + 1) * t.data_type.element_size
+    size = (_last_index(t) % UINT32_WRAP + 1) * t.data_type.element_size
     if version.wraps_strided_bytes_32bit:
         size %= UINT32_WRAP
     return (size + 3) // 4 * 4
-
-
-def _index_fits(t: BufferTensorDesc) -> bool:
-    strides = (
-        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
-    )
-    return sum((s - 1) * st for s, st in zip(t.sizes, strides, strict=True)) < UINT32_WRAP
 
 
 def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVersion) -> list[Issue]:
@@ -102,18 +99,21 @@ def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVer
         return issues
     out = list(issues)
     for name, path, t in tensors(desc):
-        if name == "OutputTensor" and not (version.wraps_strided_bytes_32bit and _index_fits(t)):
+        if name == "OutputTensor" and not (
+            version.wraps_strided_bytes_32bit and _last_index(t) < UINT32_WRAP
+        ):
             continue  # measured: an output whose last index passes 2^32 is rejected by every version
         size_path = f"{path}.TotalTensorSizeInBytes"
         errors = [i for i in out if i.code == "DML105" and i.path == size_path]
-        if errors and t.total_tensor_size_in_bytes >= wrapped_minimum(t, version):
+        wrapped = wrapped_minimum(t, version) if errors else None
+        if wrapped is not None and t.total_tensor_size_in_bytes >= wrapped:
             out = [i for i in out if i not in errors]
             out.append(
                 issue(
                     "DML112",
                     size_path,
                     f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {version.label} computes the "
-                    f"tensor's extent in 32 bits and accepts it ({wrapped_minimum(t, version)} bytes after the "
+                    f"tensor's extent in 32 bits and accepts it ({wrapped} bytes after the "
                     "wrap), but the elements really reach past it; DirectML 1.13 and later reject it",
                     errors[0].hint,
                 )

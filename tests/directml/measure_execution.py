@@ -19,24 +19,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from generate_cases import calc, load_oracle, packed
+from generate_cases import BITS, NAMES, calc, load_oracle, packed
 from generate_cases import naive_tile as reference
 
 MARK = 0xCD
-ES = {1: 4, 2: 2, 3: 4, 4: 2, 5: 1, 6: 4, 7: 2, 8: 1, 9: 8, 10: 8, 11: 8}
-NAMES = {
-    1: "FLOAT32",
-    2: "FLOAT16",
-    3: "UINT32",
-    4: "UINT16",
-    5: "UINT8",
-    6: "INT32",
-    7: "INT16",
-    8: "INT8",
-    9: "FLOAT64",
-    10: "UINT64",
-    11: "INT64",
-}
+ES = {dt: bits // 8 for dt, bits in BITS.items() if bits >= 8}
 
 
 def addressed(dt: int, sizes: list[int], strides: list[int]) -> set[int]:
