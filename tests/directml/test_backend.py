@@ -74,3 +74,14 @@ def test_an_older_directml_runs_and_judges_as_it_does():
     # DirectML 1.9.1 (max level 5.0): the level follows from the version, and the DLL is that one.
     op = dmltile.compile(EXAMPLES / "doc_example.json", backend="directml", directml="1.9.1")
     assert op.provider.startswith("DirectML 1.9.1 (level 5.0")
+
+
+def test_directml_versions_lists_the_measured_table_with_what_is_installed():
+    result = CliRunner().invoke(app, ["directml", "versions", "--json"])
+    assert result.exit_code == 0
+    doc = json.loads(result.stdout)
+    rows = {r["directml"]: r for r in doc["versions"]}
+    assert rows["1.15.4"]["max_feature_level"] == "6.4" and rows["1.9.1"]["max_feature_level"] == "5.0"
+    assert rows["1.5.1"]["executes_here"] is False
+    installed = oracle.find_setup() is not None
+    assert rows["1.15.4"]["installed"] == installed and (doc["setup_problem"] is None) == installed
