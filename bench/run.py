@@ -150,6 +150,7 @@ def measure(name, in_shape, repeats, dtype) -> dict:
         "kind": op.array_plan.kind,
         "steps": len(op.array_plan.steps),
         "threads": sorted(op.array_plan.split),
+        "stream": any(step.stream for step in op.array_plan.steps),
     }
     return row
 
@@ -174,8 +175,11 @@ def machine() -> dict:
 
     from dmltile.execute.costs import cache_file, machine_costs
 
+    from dmltile.execute.stream_kernel import status
+
     costs = {"file": str(cache_file()), **asdict(machine_costs())}
     return {
+        "stream_kernel": status(),
         "nproc": os.cpu_count(),
         "cpu": model,
         "copy_costs": costs,
@@ -222,7 +226,11 @@ def cells(r: dict) -> list[str]:
     floors = [
         ratio(r[k], f) for k in ("memcpy", "fill", "fill_2t", "np_tile", "ort", "dmltile_1t", "dmltile_2t")
     ]
-    plan = r["plan"]["kind"] + (" 2t" if r["plan"]["threads"] else "")
+    plan = (
+        r["plan"]["kind"]
+        + (" stream" if r["plan"].get("stream") else "")
+        + (" 2t" if r["plan"]["threads"] else "")
+    )
     return [
         f"{r['case']} {r['dtype']}",
         human(r["out_bytes"]),
@@ -430,6 +438,7 @@ def main() -> None:
         rows.append(measure(*case))
         console.print(f"measured {case[0]} {case[3]} ({time.perf_counter() - start:.0f} s)", style="dim")
     console.print(table(rows, info))
+    console.print(f"stream kernel: {info['stream_kernel']}", style="dim")
     tiny = [r for r in rows if r["out_bytes"] < 4096]
     for r in tiny:
         console.print(

@@ -32,7 +32,8 @@ PIECE = 2048  # ...so a misaligned copy moves pieces of at most this many bytes 
 ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
 GATHER_MIN_CHUNK = 64  # a gather's chunks are this large at least, so its index (8 bytes each) stays small
 GATHER_MAX_INDEX = 16 << 20  # ...and the index is at most this many bytes
-KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split"})
+KERNEL_MIN_RUN = 256  # the stream kernel is priced only for runs this long (shorter ones gain no whole lines)
+KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split", "stream"})
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Step:
     rows: int = 0
     index: np.ndarray | None = field(default=None, compare=False, repr=False)
     when: str = "always"  # or "aligned" / "misaligned": see misaligned_alternative()
+    stream: bool = False  # run by the compiled stream kernel (streaming stores) instead of np.copyto
 
     @property
     def src_shape(self) -> tuple[int, ...]:
@@ -162,13 +164,31 @@ def _span(axes, stride_index: int, width: int) -> int:
 
 
 def step_cost(
-    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int = 1,
+    to_out: bool = False,
+    prefer: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
-    """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two.
+    """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
+    the cheaper of np.copyto and, for a copy into the output, the stream kernel.
 
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
     calls a banded copy makes; each band's source is then a block that stays in L2.
     """
+    one, two = numpy_cost(axes, elem, costs, fresh, bands)
+    if to_out:
+        k_one, k_two = kernel_cost(axes, elem, costs, fresh, bands, prefer)
+        one, two = min(one, k_one), min(two, k_two)
+    return one, two
+
+
+def numpy_cost(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1
+) -> tuple[float, float]:
+    """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost)."""
     w_axes, width = widen(axes, elem)
     total = math.prod(a[0] for a in w_axes) if w_axes else 1
     inner = w_axes[-1][0] if w_axes else 1
@@ -187,6 +207,46 @@ def step_cost(
     one = fixed + per + nbytes * (rates[0] + far)
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
     two = costs.thread_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
+    return one, two
+
+
+def kernel_runs(axes: tuple[Axis, ...], elem: int) -> tuple[int, int]:
+    """(bytes per run, runs) of the stream kernel over ``axes``: the innermost axis is one run when it
+    is contiguous in the destination and contiguous or broadcast (a fill) in the source."""
+    total = math.prod(a[0] for a in axes) if axes else 1
+    if axes and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0)):
+        return axes[-1][0] * elem, total // axes[-1][0]
+    return elem, total
+
+
+def kernel_cost(
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int = 1,
+    prefer: frozenset[str] = frozenset(),
+) -> tuple[float, float]:
+    """Estimated ns of the copy by the stream kernel (one thread, two), infinite when it is not loaded
+    or its runs are too short for whole streamed lines; ``prefer`` with "stream" makes it near free."""
+    rate = costs.kernel_rate(1)
+    if math.isinf(rate) or not axes:
+        return math.inf, math.inf
+    merged = simplify(axes)
+    run, runs = kernel_runs(merged, elem)
+    if run < KERNEL_MIN_RUN and "stream" not in prefer:
+        return math.inf, math.inf
+    nbytes = bands * runs * run
+    fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
+    per = bands * runs * costs.kernel_run_ns
+    far = costs.src_ns(_span(merged, 2, elem), nbytes) if bands == 1 else 0.0
+    one = fixed + per + nbytes * (rate + far)
+    splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
+    two = (
+        costs.thread_ns + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far) if splittable else math.inf
+    )
+    if "stream" in prefer:
+        return one * 1e-9, two * 1e-9
     return one, two
 
 
@@ -281,12 +341,12 @@ def _best(
     fresh = 1 + dst_out
     axis, bands = band_axis(axes, elem, costs, prefer)
     best: tuple[float, tuple[Any, ...]] = (
-        biased(pick(*step_cost(axes, elem, costs, fresh)), "direct"),
+        biased(pick(*step_cost(axes, elem, costs, fresh, 1, dst_out, prefer)), "direct"),
         ("direct", -1, 1),
     )
     if bands > 1:
         band_axes = _banded(axes, axis, bands)
-        cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands)), "band")
+        cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands, dst_out, prefer)), "band")
         if cost < best[0]:
             best = (cost, ("direct", axis, bands))
     if gather_chunk(axes, elem, prefer):
@@ -309,13 +369,17 @@ def _best(
             )
             count, stride = prefix[0][0], prefix[0][1]
             fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
-            fan_cost = biased(pick(*step_cost(fan, elem, costs, 2 * dst_out)), "fanout")
+            fan_cost = biased(pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer)), "fanout")
             if fan_cost + sub_cost < best[0]:
                 best = (fan_cost + sub_cost, ("fanout", j, sub_recipe))
             if stride == block * elem:
                 dbl = biased(
                     sum(
-                        pick(*step_cost(((k * block, elem, elem),), elem, costs, 2 * dst_out))
+                        pick(
+                            *step_cost(
+                                ((k * block, elem, elem),), elem, costs, 2 * dst_out, 1, dst_out, prefer
+                            )
+                        )
                         for k in _doubling(count)
                     ),
                     "double",
@@ -327,7 +391,8 @@ def _best(
             continue
         sub_axes, final_axes = _split(prefix, suffix, elem)
         sub_cost, sub_recipe = _best(sub_axes, elem, out_bytes_limit, costs, threads, False, prefer)
-        final = biased(pick(*step_cost(final_axes, elem, costs, int(dst_out))) + sub_cost, "temp")
+        final_cost = pick(*step_cost(final_axes, elem, costs, int(dst_out), 1, dst_out, prefer))
+        final = biased(final_cost + sub_cost, "temp")
         if final < 0.95 * best[0]:
             best = (final, ("temp", j, sub_recipe))
     return best
@@ -407,14 +472,21 @@ class _Emitter:
         self.split: set[int] = set()
         self.phase = 0
 
-    def _phase(self, axes, fresh: int, bands: int = 1) -> int:
+    def _phase(self, axes, fresh: int, bands: int = 1, to_out: bool = False) -> tuple[int, bool]:
+        """A new phase for a copy over ``axes``: its number, and whether the stream kernel runs it."""
         phase = self.phase
         self.phase += 1
-        if self.threads > 1:
-            one, two = step_cost(axes, self.elem, self.costs, fresh, bands)
-            if two < one or ("split" in self.prefer and two < math.inf):
-                self.split.add(phase)
-        return phase
+        one, two = numpy_cost(axes, self.elem, self.costs, fresh, bands)
+        k_one, k_two = (
+            kernel_cost(axes, self.elem, self.costs, fresh, bands, self.prefer)
+            if to_out
+            else (math.inf, math.inf)
+        )
+        best_one, best_two = min(one, k_one), min(two, k_two)
+        split = self.threads > 1 and (best_two < best_one or ("split" in self.prefer and best_two < math.inf))
+        if split:
+            self.split.add(phase)
+        return phase, (k_two < two) if split else (k_one < one)
 
     def emit(self, axes, recipe, dst, dst_offset, src) -> None:
         """Append the steps of ``recipe`` (innermost block first) writing ``axes`` into ``dst``."""
@@ -447,15 +519,18 @@ class _Emitter:
             return
         if recipe[0] == "direct":
             _, axis, bands = recipe
+            to_out = dst == "out"
             if bands == 1:
-                self.steps.append(_step(axes, elem, dst, dst_offset, src, 0, self._phase(axes, fresh)))
+                self.steps.append(
+                    _step(axes, elem, dst, dst_offset, src, 0, *self._phase(axes, fresh, 1, to_out))
+                )
                 return
             band_axes = _banded(axes, axis, bands)
-            phase = self._phase(band_axes, fresh, bands)
+            phase, stream = self._phase(band_axes, fresh, bands, to_out)
             n, ds, ss = band_axes[axis]
             for k in range(bands):
                 self.steps.append(
-                    _step(band_axes, elem, dst, dst_offset + k * n * ds, src, k * n * ss, phase)
+                    _step(band_axes, elem, dst, dst_offset + k * n * ds, src, k * n * ss, phase, stream)
                 )
             return
         kind, j, sub_recipe = recipe
@@ -464,11 +539,20 @@ class _Emitter:
         if kind in ("double", "fanout"):
             self.emit(simplify(suffix), sub_recipe, dst, dst_offset, src)
             count, stride = prefix[0][0], prefix[0][1]
-            both = 2 * (dst == "out")
+            to_out = dst == "out"
+            both = 2 * to_out
             if kind == "fanout":
                 fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
                 self.steps.append(
-                    _step(fan, elem, dst, dst_offset + stride, dst, dst_offset, self._phase(fan, both))
+                    _step(
+                        fan,
+                        elem,
+                        dst,
+                        dst_offset + stride,
+                        dst,
+                        dst_offset,
+                        *self._phase(fan, both, 1, to_out),
+                    )
                 )
                 return
             done = 1
@@ -482,7 +566,7 @@ class _Emitter:
                         dst_offset + done * stride,
                         dst,
                         dst_offset,
-                        self._phase(chunk, both),
+                        *self._phase(chunk, both, 1, to_out),
                     )
                 )
                 done += k
@@ -493,12 +577,23 @@ class _Emitter:
         t = len(self.temps) - 1
         self.emit(sub_axes, sub_recipe, t, 0, src)
         self.steps.append(
-            _step(final_axes, elem, dst, dst_offset, t, 0, self._phase(final_axes, int(dst == "out")))
+            _step(
+                final_axes,
+                elem,
+                dst,
+                dst_offset,
+                t,
+                0,
+                *self._phase(final_axes, int(dst == "out"), 1, dst == "out"),
+            )
         )
 
 
-def _step(axes, elem, dst, dst_offset, src, src_offset, phase: int) -> Step:
-    axes, width = widen(axes, elem)
+def _step(axes, elem, dst, dst_offset, src, src_offset, phase: int, stream: bool = False) -> Step:
+    if stream:  # the kernel joins runs itself: undo split_inner_broadcast, keep the element size
+        axes, width = simplify(axes), elem
+    else:
+        axes, width = widen(axes, elem)
     return Step(
         dst,
         src,
@@ -509,6 +604,7 @@ def _step(axes, elem, dst, dst_offset, src, src_offset, phase: int) -> Step:
         src_offset,
         width,
         phase,
+        stream=stream,
     )
 
 
@@ -521,7 +617,12 @@ def misaligned_alternative(step: Step, l2_bytes: int) -> tuple[Step, ...]:
     rep movsb is about 10x slower on this project's AMD machines when the destination sits 8-24 bytes
     past the source modulo 64 (bench/README.md); pieces below its threshold take the vector loop.
     """
-    if step.index is not None or "in" not in (step.src, step.dst) and "out" not in (step.src, step.dst):
+    if (
+        step.stream
+        or step.index is not None
+        or "in" not in (step.src, step.dst)
+        and "out" not in (step.src, step.dst)
+    ):
         return (step,)
     if step.width in (1, 2, 4, 8):
         if not step.shape or step.dst_strides[-1] != step.width or step.src_strides[-1] != step.width:

@@ -9,6 +9,10 @@ a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overri
 file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants measured on the
 project's bench machine stand in.
 
+When the compiled stream kernel is loaded (``stream_kernel``), calibration also measures its call
+cost, its cost per run and its streaming write rate on one and two threads; without it those rates
+are infinite, so the planner never chooses it.
+
 Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
 shared cache), and their speed relative to ordinary stores; both are fixed below.
@@ -29,7 +33,9 @@ from pathlib import Path
 
 import numpy as np
 
-FORMAT = 2
+from . import stream_kernel
+
+FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,18 @@ class CopyCosts:
     thread_ns: float = 25000.0  # handing half a copy to the second thread and waiting for it
     stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
+    kernel_call_ns: float = 1500.0  # one call of the stream kernel through ctypes (its views built once)
+    kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
+    kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
+    kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
+    kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
+
+    def kernel_rate(self, threads: int) -> float:
+        """Per-byte time of the stream kernel (infinite when it is not loaded in this process)."""
+        if not stream_kernel.available():
+            return math.inf
+        return self.kernel_byte2_ns if threads > 1 else self.kernel_byte_ns
 
     def byte_ns(self, dst_bytes: int, threads: int = 1) -> float:
         """Per-byte write rate for a destination spanning ``dst_bytes``, interpolated on log size."""
@@ -141,7 +158,9 @@ def _load_or_calibrate() -> CopyCosts:
         doc = json.loads(path.read_text())
         if doc.get("fingerprint") == fingerprint():
             known = {f.name for f in fields(CopyCosts)}
-            return replace(DEFAULT, **{k: v for k, v in doc["costs"].items() if k in known})
+            cached = replace(DEFAULT, **{k: v for k, v in doc["costs"].items() if k in known})
+            if cached.kernel_calibrated or not stream_kernel.available():
+                return cached  # else the kernel was built since: measure again, with it
     except (OSError, ValueError, TypeError, KeyError):
         pass
     try:
@@ -225,10 +244,12 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
             b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
         else:
             b_llc2, b_mem2, thread = b_llc, b_mem, 1e3  # one CPU: a second thread never pays (1e12 ns)
+        kernel = _kernel_costs(dst, src, pool) if stream_kernel.available() else {}
     finally:
         pool.shutdown()
     ns = 1e9
     return CopyCosts(
+        **kernel,
         call_ns=call * ns,
         view_ns=max(0.0, view * ns),
         loop_ns=loop * ns,
@@ -245,6 +266,40 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
         thread_ns=thread * ns,
         calibrated=True,
     )
+
+
+def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
+    """The stream kernel's call cost, cost per run and streaming rates (one and two threads), in ns,
+    writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
+    StreamCall, address = stream_kernel.StreamCall, stream_kernel.address
+    d, s = address(dst), address(src)
+    tiny = StreamCall((1,), (8,), (8,), 8)
+    call = _best(lambda: tiny(d, s), 200, 5) / 200
+    block = src.size
+    rows = dst.size // block
+    long_runs = StreamCall((rows, block), (block, 1), (0, 1), 1)
+    short = 256
+    short_runs = StreamCall((rows * block // short, short), (short, 1), (0, 1), 1)
+    t_long = _best(lambda: long_runs(d, s), 1, 3)
+    t_short = _best(lambda: short_runs(d, s), 1, 3)
+    run = max(0.0, (t_short - t_long) / (rows * block // short - rows))
+    halves = (long_runs.piece(0, rows // 2), long_runs.piece(rows // 2, rows))
+
+    def both() -> None:
+        future = pool.submit(halves[1], d, s)
+        halves[0](d, s)
+        future.result()
+
+    t_two = _best(both, 1, 3)
+    nbytes = rows * block
+    ns = 1e9
+    return {
+        "kernel_call_ns": call * ns,
+        "kernel_run_ns": run * ns,
+        "kernel_byte_ns": t_long / nbytes * ns,
+        "kernel_byte2_ns": t_two / nbytes * ns,
+        "kernel_calibrated": True,
+    }
 
 
 def _best(fn, inner: int, rounds: int) -> float:

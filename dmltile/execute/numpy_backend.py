@@ -28,7 +28,8 @@ from .buffers import (
     scatter_row_major,
     strided,
 )
-from .copy_plan import Plan, element_type, make_plan, misaligned, view
+from .copy_plan import Plan, Step, element_type, make_plan, misaligned, view
+from .stream_kernel import StreamCall, address
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
@@ -73,6 +74,9 @@ class PlanRunner:
             temps = [_aligned_empty(n) for n in self.plan.temps]
             cached = []
             for step in self.plan.steps:
+                if step.stream:
+                    cached.append(_stream_entry(step, temps))
+                    continue
                 d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
                 s = _view(temps, step.src, step.src_offset, step.src_shape, step.src_strides, step.width)
                 fresh = (
@@ -110,9 +114,16 @@ class PlanRunner:
         views: list[tuple | None] = []
         bases: tuple[int, int] | None = None
         for d, s, index, fresh, guard in self._cached():
+            if type(index) is StreamCall:  # the kernel takes addresses: (dst, src) are None or temps'
+                if bases is None:
+                    bases = (address(src), address(dst))
+                d_addr = d if d is not None else bases[1 if fresh[0] else 0] + fresh[1]
+                s_addr = s if s is not None else bases[0 if fresh[2] else 1] + fresh[3]
+                views.append((d_addr, s_addr, index))
+                continue
             if guard is not None:
                 if bases is None:
-                    bases = (src.__array_interface__["data"][0], dst.__array_interface__["data"][0])
+                    bases = (address(src), address(dst))
                 d_out, d_off, s_in, s_off = fresh[3], fresh[4], fresh[6], fresh[7]
                 d_addr = guard[1] if guard[1] is not None else bases[1 if d_out else 0] + d_off
                 s_addr = guard[2] if guard[2] is not None else bases[0 if s_in else 1] + s_off
@@ -146,6 +157,8 @@ class PlanRunner:
                 if v is not None:
                     if v[2] is None:
                         np.copyto(v[0], v[1])
+                    elif type(v[2]) is StreamCall:
+                        v[2](v[0], v[1])
                     else:
                         v[1].take(v[2], None, v[0], "clip")
             return
@@ -168,6 +181,10 @@ class PlanRunner:
 def _pieces(views: tuple, count: int) -> list[tuple]:
     """A step's views cut into up to ``count`` pieces along their outer axis."""
     d, s, index = views
+    if type(index) is StreamCall:
+        n = index.count
+        bounds = sorted({n * k // count for k in range(count + 1)})
+        return [(d, s, index.piece(a, b)) for a, b in itertools.pairwise(bounds)]
     n = index.size if index is not None else d.shape[0]
     bounds = sorted({n * k // count for k in range(count + 1)})
     if index is not None:
@@ -190,8 +207,24 @@ def _copy_all(views) -> None:
             d, s, index = v
             if index is None:
                 np.copyto(d, s)
+            elif type(index) is StreamCall:
+                index(d, s)
             else:
                 s.take(index, None, d, "clip")
+
+
+def _stream_entry(step: Step, temps) -> tuple:
+    """The cached entry of a kernel step: (dst address, src address, call, fresh, None), where an address
+    is None for the caller's buffers and ``fresh`` = (dst is "out", dst offset, src is "in", src offset)."""
+    call = StreamCall(step.shape, step.dst_strides, step.src_strides, step.width)
+    fresh = (step.dst == "out", step.dst_offset, step.src == "in", step.src_offset)
+    return (
+        _address(temps, step.dst, step.dst_offset),
+        _address(temps, step.src, step.src_offset),
+        call,
+        fresh,
+        None,
+    )
 
 
 def _address(temps, ref, offset: int) -> int | None:
@@ -302,6 +335,7 @@ def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, 
         len(plan.steps) != 1
         or plan.temps
         or plan.steps[0].index is not None
+        or plan.steps[0].stream
         or math.prod(plan.steps[0].shape) * plan.steps[0].width > FAST_MAX_BYTES
     ):
         return None

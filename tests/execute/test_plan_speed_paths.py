@@ -9,8 +9,10 @@ bit on random descriptors (every dtype, padded, permuted and zero strides, padde
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import math
 
 import numpy as np
 import pytest
@@ -19,12 +21,14 @@ from hypothesis import strategies as st
 
 import dmltile
 from dmltile.execute import copy_plan as plan
-from dmltile.execute import costs
+from dmltile.execute import costs, stream_kernel
 from dmltile.execute import numpy_backend as reference
 from tests.exec_reference import DTYPES, descriptors
 from tests.execute.test_execution import assert_matches_naive
 
 KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
+# The stream kernel alone and under each recipe that writes the output with it (skipped without it).
+STREAM_KINDS = ["stream", "band+stream", "temp+stream", "double+stream", "fanout+stream"]
 
 
 def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
@@ -35,11 +39,15 @@ def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
     return out
 
 
-@pytest.fixture(params=[(k, t) for k in KINDS for t in (1, 2)], ids=lambda p: f"{p[0]}-{p[1]}t")
+@pytest.fixture(
+    params=[(k, t) for k in KINDS + STREAM_KINDS for t in (1, 2)], ids=lambda p: f"{p[0]}-{p[1]}t"
+)
 def forced(request, monkeypatch):
     """NumpyTile planning with one kind preferred (and, on two threads, every phase split)."""
     kind, threads = request.param
-    prefer = (kind, "split") if threads == 2 else (kind,)
+    if "stream" in kind and not stream_kernel.available():
+        pytest.skip(f"the stream kernel is not loaded here: {stream_kernel.status()}")
+    prefer = tuple(kind.split("+")) + (("split",) if threads == 2 else ())
     monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
     monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     return kind, threads
@@ -95,7 +103,7 @@ def test_narrow_types_copy_wide_elements():
 
 def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
-    fake = costs.CopyCosts(call_ns=123.0, calibrated=True)
+    fake = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=True)
     monkeypatch.setattr(costs, "calibrate", lambda: fake)
     monkeypatch.setattr(costs, "_costs", None)
     assert costs.machine_costs() is fake
@@ -138,8 +146,12 @@ def test_reused_arrays_see_new_contents():
 def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
     # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
     # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
-    if threads == 2:
-        monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer="split"))
+    # (NumPy's copies only: the stream kernel, which this machine may prefer here, never uses memmove.)
+    numpy_only = dataclasses.replace(costs.machine_costs(), kernel_byte_ns=math.inf, kernel_byte2_ns=math.inf)
+    prefer = "split" if threads == 2 else ()
+    monkeypatch.setattr(
+        reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer, costs=numpy_only)
+    )
     op = reference.NumpyTile(dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32"), threads=threads)
     assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
     raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)

@@ -1,0 +1,69 @@
+"""Build hook: compile the optional stream kernel (dmltile/execute/kernel/stream_copy.c).
+
+It is a plain shared library loaded with ctypes (no Python headers needed), built with the C
+compiler Python was built with, else ``cc``/``gcc``/``clang`` (``CC`` overrides). When no compiler
+works the build goes on without it and dmltile plans with NumPy alone; ``DMLTILE_BUILD_KERNEL=0``
+skips it on purpose, ``=1`` makes a failure fatal.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+SOURCE = Path("dmltile/execute/kernel/stream_copy.c")
+LIBRARY = SOURCE.with_name("_stream_copy" + (".dll" if sys.platform == "win32" else ".so"))
+
+
+def compilers() -> list[list[str]]:
+    """Compiler commands to try, in order."""
+    found = []
+    for cmd in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc", "clang"):
+        if cmd and shutil.which(shlex.split(cmd)[0]):
+            if shlex.split(cmd) not in found:
+                found.append(shlex.split(cmd))
+    return found
+
+
+def build(root: Path) -> str | None:
+    """Compile the kernel into the package; returns None on success, else why it was not built."""
+    source, target = root / SOURCE, root / LIBRARY
+    flags = ["-O2", "-shared", "-o", str(target), str(source)]
+    if sys.platform != "win32":
+        flags.insert(1, "-fPIC")
+    errors = []
+    for cc in compilers():
+        done = subprocess.run([*cc, *flags], capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            return None
+        errors.append(f"{' '.join(cc)}: {done.stderr.strip()[:400]}")
+    return "; ".join(errors) or "no C compiler found (tried $CC, Python's CC, cc, gcc, clang)"
+
+
+class KernelBuildHook(BuildHookInterface):
+    """Compiles the kernel before the wheel (or the editable install) is assembled."""
+
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: dict) -> None:
+        if self.target_name != "wheel":
+            return
+        wanted = os.environ.get("DMLTILE_BUILD_KERNEL", "")
+        if wanted == "0":
+            return
+        why = build(Path(self.root))
+        if why is None:
+            build_data["artifacts"].append(str(LIBRARY))
+            build_data["pure_python"] = False
+            build_data["infer_tag"] = True
+            return
+        if wanted == "1":
+            raise RuntimeError(f"dmltile's stream kernel did not build: {why}")
+        self.app.display_warning(f"dmltile: stream kernel not built, plans will use NumPy only ({why})")

@@ -1,0 +1,152 @@
+"""The compiled stream kernel: built by the install when a C compiler exists, equal to np.copyto on
+any strided views, chosen by the planner only where its measured rate wins, and never required."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dmltile
+from dmltile.execute import copy_plan as plan
+from dmltile.execute import costs, stream_kernel
+from dmltile.execute import numpy_backend as reference
+
+needs_kernel = pytest.mark.skipif(
+    not stream_kernel.available(), reason=f"the stream kernel is not loaded: {stream_kernel.status()}"
+)
+
+
+def test_the_install_built_the_kernel_when_a_compiler_exists():
+    import os
+
+    if os.environ.get("DMLTILE_KERNEL") == "0" or not any(map(shutil.which, ("cc", "gcc", "clang"))):
+        pytest.skip("no C compiler here (or DMLTILE_KERNEL=0): NumPy-only plans are the expected state")
+    assert stream_kernel.available(), stream_kernel.status()
+    assert stream_kernel.status().startswith("loaded")
+
+
+def destination(raw: np.ndarray, dtype, shape, pad, offset: int, reverse: bool) -> np.ndarray:
+    """A view of ``shape`` into ``raw`` at byte ``offset``, inside a padded block, optionally reversed."""
+    base = np.ndarray(tuple(n + p for n, p in zip(shape, pad, strict=True)), dtype, raw, offset)
+    view = base[tuple(slice(0, n) for n in shape)] if shape else base
+    return view[::-1] if reverse else view
+
+
+@st.composite
+def strided_pair(draw):
+    """The makings of a destination view (padded or reversed, at any byte offset) and a source view
+    of the same shape with arbitrary strides, zero (broadcast) included, of several element widths."""
+    width = draw(st.sampled_from([1, 2, 4, 8, 3, 12, 16, 24]))
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 40), min_size=ndim, max_size=ndim)))
+    dtype = np.dtype(f"V{width}") if width not in (1, 2, 4, 8) else np.dtype(f"u{width}")
+    pad = tuple(draw(st.lists(st.integers(0, 2), min_size=ndim, max_size=ndim)))
+    layout = (dtype, shape, pad, draw(st.integers(0, 63)), ndim > 0 and draw(st.booleans()))
+    src_shape = tuple(n if draw(st.booleans()) else 1 for n in shape)
+    data = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).integers(
+        0, 256, int(np.prod(src_shape)) * width + 7, dtype=np.uint8
+    )
+    src = np.ndarray(src_shape, dtype, data, draw(st.integers(0, 7)))
+    return layout, np.broadcast_to(src, shape)
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(pair=strided_pair())
+def test_stream_copy_equals_np_copyto(pair):
+    (dtype, shape, pad, offset, reverse), src = pair
+    size = int(np.prod([n + p for n, p in zip(shape, pad, strict=True)])) * dtype.itemsize + offset + 64
+    raw, expect_raw = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    np.copyto(destination(expect_raw, dtype, shape, pad, offset, reverse), src)
+    stream_kernel.stream_copy(destination(raw, dtype, shape, pad, offset, reverse), src)
+    assert np.array_equal(raw, expect_raw)  # every byte: the view's and the padding around it
+
+
+@needs_kernel
+@pytest.mark.parametrize("offset", [0, 4, 16, 36, 60])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+def test_long_streamed_runs_fill_and_copy_exactly(offset, width):
+    # Runs long enough for whole streamed lines, starting at every kind of misalignment.
+    rows, run = 37, 1000 * 8 // width
+    dtype = np.dtype(f"u{width}")
+    raw = np.zeros(rows * run * width + offset + 64, np.uint8)
+    dst = np.ndarray((rows, run), dtype, raw, offset)
+    x = np.arange(rows, dtype=dtype).reshape(rows, 1) * 3 + 1
+    stream_kernel.stream_copy(dst, np.broadcast_to(x, dst.shape))  # a fill per row
+    assert np.array_equal(dst, np.broadcast_to(x, dst.shape))
+    assert not raw[:offset].any() and not raw[offset + dst.nbytes :].any()
+    y = np.random.default_rng(width).integers(0, 2**8, (rows, run)).astype(dtype)
+    stream_kernel.stream_copy(dst, y)  # a copy per row
+    assert np.array_equal(dst, y)
+
+
+@needs_kernel
+def test_pieces_split_the_outer_axis():
+    call = stream_kernel.StreamCall((10, 300), (300, 1), (0, 1), 1)
+    src = np.arange(300, dtype=np.uint8)
+    dst = np.zeros((10, 300), np.uint8)
+    call.piece(2, 5)(stream_kernel.address(dst), stream_kernel.address(src))
+    assert np.array_equal(dst[2:5], np.broadcast_to(src, (3, 300)))
+    assert not dst[:2].any() and not dst[5:].any()
+    assert call.piece(2, 5).count == 3
+
+
+def inner_repeat_plan(threads: int, model: costs.CopyCosts) -> plan.Plan:
+    # The bench's "inner repeat": (4096, 1) float32 tiled (1, 16384) into 256 MiB, each row one value.
+    return plan.make_plan([4096, 1], [1, 16384], [4, 4], [65536, 4], 4, threads=threads, costs=model)
+
+
+@needs_kernel
+def test_outputs_in_memory_stream_and_small_ones_do_not():
+    model = replace_kernel(costs.DEFAULT)
+    big = inner_repeat_plan(2, model)
+    assert all(step.stream for step in big.steps if step.dst == "out")
+    small = plan.make_plan([64, 1], [1, 64], [4, 4], [256, 4], 4, threads=2, costs=model)
+    assert not any(step.stream for step in small.steps)  # 16 KiB stays in L2: ordinary stores win
+
+
+def replace_kernel(model: costs.CopyCosts, **kw) -> costs.CopyCosts:
+    from dataclasses import replace
+
+    return replace(model, kernel_calibrated=True, **kw)
+
+
+def test_without_the_kernel_plans_are_numpy_only(monkeypatch):
+    monkeypatch.setenv("DMLTILE_KERNEL", "0")
+    stream_kernel._load.cache_clear()
+    try:
+        assert not stream_kernel.available() and "DMLTILE_KERNEL=0" in stream_kernel.status()
+        assert costs.DEFAULT.kernel_rate(1) == float("inf")
+        big = inner_repeat_plan(2, costs.DEFAULT)
+        assert not any(step.stream for step in big.steps)
+        forced = plan.make_plan([6, 5], [2, 3], [20, 4], [120, 4], 4, costs=costs.DEFAULT, prefer="stream")
+        assert not any(step.stream for step in forced.steps)
+        monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, costs=costs.DEFAULT))
+        op = reference.NumpyTile(dmltile.tile_desc([6, 5], [2, 3]), threads=2)
+        x = np.arange(30, dtype=np.float32).reshape(6, 5)
+        assert np.array_equal(op(x), np.tile(x, [2, 3]))
+    finally:
+        monkeypatch.delenv("DMLTILE_KERNEL")
+        stream_kernel._load.cache_clear()
+
+
+def test_a_cache_measured_without_the_kernel_is_measured_again_with_it(tmp_path, monkeypatch):
+    import json
+    from dataclasses import asdict
+
+    if not stream_kernel.available():
+        pytest.skip(f"the stream kernel is not loaded: {stream_kernel.status()}")
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    old = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=False)
+    (tmp_path / "copy-costs.json").write_text(
+        json.dumps({"fingerprint": costs.fingerprint(), "costs": asdict(old)})
+    )
+    fresh = costs.CopyCosts(call_ns=456.0, calibrated=True, kernel_calibrated=True)
+    monkeypatch.setattr(costs, "calibrate", lambda: fresh)
+    monkeypatch.setattr(costs, "_costs", None)
+    assert costs.machine_costs().call_ns == 456.0
