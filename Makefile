@@ -7,7 +7,7 @@ LINTED := dmltile tests bench docs examples
 
 .PHONY: test lint demo bench browser clean directml directml-live
 
-$(STAMP): pyproject.toml hatch_build.py dmltile/execute/kernel/stream_copy.c
+$(STAMP): pyproject.toml hatch_build.py dmltile/execute/kernel/copy_kernel.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)

@@ -1,4 +1,4 @@
-"""Build hook: compile the optional stream kernel (dmltile/execute/kernel/stream_copy.c).
+"""Build hook: compile the optional copy kernel (dmltile/execute/kernel/copy_kernel.c).
 
 It is a plain shared library loaded with ctypes (no Python headers needed), built with the C
 compiler Python was built with, else ``cc``/``gcc``/``clang`` (``CC`` overrides). When no compiler
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("dmltile/execute/kernel/stream_copy.c")
-LIBRARY = SOURCE.with_name("_stream_copy" + (".dll" if sys.platform == "win32" else ".so"))
+SOURCE = Path("dmltile/execute/kernel/copy_kernel.c")
+LIBRARY = SOURCE.with_name("_copy_kernel" + (".dll" if sys.platform == "win32" else ".so"))
 
 
 def compilers() -> list[list[str]]:
@@ -65,5 +65,5 @@ class KernelBuildHook(BuildHookInterface):
             build_data["infer_tag"] = True
             return
         if wanted == "1":
-            raise RuntimeError(f"dmltile's stream kernel did not build: {why}")
-        self.app.display_warning(f"dmltile: stream kernel not built, plans will use NumPy only ({why})")
+            raise RuntimeError(f"dmltile's copy kernel did not build: {why}")
+        self.app.display_warning(f"dmltile: copy kernel not built, plans will use NumPy only ({why})")

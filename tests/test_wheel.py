@@ -1,11 +1,14 @@
 """The built wheel carries the feature-level tables and works from outside the source tree."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from dmltile.execute.copy_kernel import LIBRARY
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -33,13 +36,20 @@ def test_wheel_contains_the_tables(wheel):
         assert f"dmltile/cli/schemas/{report}.schema.json" in names  # the --json reports' schemas
 
 
-def test_installed_wheel_validates_outside_the_source_tree(wheel, tmp_path):
-    target = tmp_path / "site"
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory):
+    """The wheel installed into a folder of its own (put first on sys.path by each check)."""
+    target = tmp_path_factory.mktemp("site")
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
         check=True,
         capture_output=True,
     )
+    return target
+
+
+def test_installed_wheel_validates_outside_the_source_tree(installed, tmp_path):
+    target = installed
     script = (
         "import dmltile, pathlib, sys\n"
         "assert pathlib.Path(dmltile.__file__).is_relative_to(sys.argv[1]), dmltile.__file__\n"
@@ -63,3 +73,23 @@ def test_installed_wheel_validates_outside_the_source_tree(wheel, tmp_path):
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "['DML302', 'DML302'] 4.1"
+
+
+def test_the_wheel_carries_and_loads_its_copy_kernel(wheel, installed, tmp_path):
+    # The build hook compiles kernel/copy_kernel.c into the wheel (a platform wheel then) when a C
+    # compiler exists; the installed package loads that library, not the checkout's.
+    if not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
+        pytest.skip("no C compiler here: the wheel is pure Python and plans run on NumPy alone")
+    assert f"dmltile/execute/kernel/{LIBRARY}" in zipfile.ZipFile(wheel).namelist()
+    assert not wheel.name.endswith("-none-any.whl"), wheel.name
+    target = installed
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1])\n"
+        "from dmltile.execute import copy_kernel\n"
+        "print(copy_kernel.available(), copy_kernel.library_path().is_relative_to(sys.argv[1]))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-I", "-c", script, str(target)], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["True", "True"]

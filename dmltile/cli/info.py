@@ -135,6 +135,7 @@ def doctor_cmd(
         ),
         ("OS", report["os"]["platform"]),
         ("numpy", report["numpy"] or "[red]not installed[/]"),
+        ("copy kernel", report["copy_kernel"]["status"]),
         ("onnx", report["onnx"] or "not installed (pip install 'dmltile[onnx]')"),
         (
             "onnxruntime",

@@ -32,7 +32,10 @@ PIECE = 2048  # ...so a misaligned copy moves pieces of at most this many bytes 
 ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
 GATHER_MIN_CHUNK = 64  # a gather's chunks are this large at least, so its index (8 bytes each) stays small
 GATHER_MAX_INDEX = 16 << 20  # ...and the index is at most this many bytes
-KERNEL_MIN_RUN = 256  # the stream kernel is priced only for runs this long (shorter ones gain no whole lines)
+STREAM_SHARE_MIN = (
+    64 << 20
+)  # streaming copies from this size go to two threads unless measured >10% slower (kernel_cost)
+KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split", "stream"})
 
 
@@ -57,7 +60,7 @@ class Step:
     rows: int = 0
     index: np.ndarray | None = field(default=None, compare=False, repr=False)
     when: str = "always"  # or "aligned" / "misaligned": see misaligned_alternative()
-    stream: bool = False  # run by the compiled stream kernel (streaming stores) instead of np.copyto
+    stream: bool = False  # run by the compiled copy kernel (streaming stores) instead of np.copyto
 
     @property
     def src_shape(self) -> tuple[int, ...]:
@@ -173,7 +176,7 @@ def step_cost(
     prefer: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
     """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
-    the cheaper of np.copyto and, for a copy into the output, the stream kernel.
+    the cheaper of np.copyto and, for a copy into the output, the copy kernel.
 
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
     calls a banded copy makes; each band's source is then a block that stays in L2.
@@ -206,12 +209,12 @@ def numpy_cost(
             rates[1] = costs.stream_ns
     one = fixed + per + nbytes * (rates[0] + far)
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
-    two = costs.thread_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
+    two = costs.handoff_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
     return one, two
 
 
 def kernel_runs(axes: tuple[Axis, ...], elem: int) -> tuple[int, int]:
-    """(bytes per run, runs) of the stream kernel over ``axes``: the innermost axis is one run when it
+    """(bytes per run, runs) of the copy kernel over ``axes``: the innermost axis is one run when it
     is contiguous in the destination and contiguous or broadcast (a fill) in the source."""
     total = math.prod(a[0] for a in axes) if axes else 1
     if axes and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0)):
@@ -227,7 +230,7 @@ def kernel_cost(
     bands: int = 1,
     prefer: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
-    """Estimated ns of the copy by the stream kernel (one thread, two), infinite when it is not loaded
+    """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded
     or its runs are too short for whole streamed lines; ``prefer`` with "stream" makes it near free."""
     rate = costs.kernel_rate(1)
     if math.isinf(rate) or not axes:
@@ -243,8 +246,14 @@ def kernel_cost(
     one = fixed + per + nbytes * (rate + far)
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
     two = (
-        costs.thread_ns + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far) if splittable else math.inf
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far) if splittable else math.inf
     )
+    if splittable and nbytes >= STREAM_SHARE_MIN and costs.kernel_rate(2) <= 1.1 * costs.kernel_rate(1):
+        # A tie (within 10%: calibration noise) goes to two threads. On the project's VM two threads
+        # streaming into 64 or 256 MiB are no faster than one, but into 1 GiB 1.9x faster (fill alike):
+        # the 64 MiB calibration cannot see that, and pieces shared through a counter cost a busy
+        # second core one piece at most.
+        two = min(two, one * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
     return one, two
@@ -273,7 +282,7 @@ def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int)
     far = costs.src_ns(_span(axes, 2, elem), nbytes)
     one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
     two = (
-        costs.thread_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
         if count > 1
         else math.inf
     )
@@ -473,7 +482,7 @@ class _Emitter:
         self.phase = 0
 
     def _phase(self, axes, fresh: int, bands: int = 1, to_out: bool = False) -> tuple[int, bool]:
-        """A new phase for a copy over ``axes``: its number, and whether the stream kernel runs it."""
+        """A new phase for a copy over ``axes``: its number, and whether the copy kernel runs it."""
         phase = self.phase
         self.phase += 1
         one, two = numpy_cost(axes, self.elem, self.costs, fresh, bands)

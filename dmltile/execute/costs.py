@@ -9,7 +9,7 @@ a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overri
 file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants measured on the
 project's bench machine stand in.
 
-When the compiled stream kernel is loaded (``stream_kernel``), calibration also measures its call
+When the compiled copy kernel is loaded (``copy_kernel``), calibration also measures its call
 cost, its cost per run and its streaming write rate on one and two threads; without it those rates
 are infinite, so the planner never chooses it.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import stream_kernel
+from . import copy_kernel
 
 FORMAT = 3
 
@@ -50,7 +50,7 @@ class CopyCosts:
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
     byte_l2_ns: float = 0.012  # destination within L2, source in cache
-    byte_llc_ns: float = 0.030  # destination about half the last-level cache
+    byte_llc_ns: float = 0.030  # destination a quarter of the last-level cache
     byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
     byte_llc2_ns: float = 0.030  # the same two with both threads writing (time per byte of the whole copy)
     byte_mem2_ns: float = 0.052
@@ -58,7 +58,7 @@ class CopyCosts:
     thread_ns: float = 25000.0  # handing half a copy to the second thread and waiting for it
     stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
-    kernel_call_ns: float = 1500.0  # one call of the stream kernel through ctypes (its views built once)
+    kernel_call_ns: float = 1500.0  # one call of the copy kernel through ctypes (its views built once)
     kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
@@ -66,8 +66,8 @@ class CopyCosts:
     calibrated: bool = False
 
     def kernel_rate(self, threads: int) -> float:
-        """Per-byte time of the stream kernel (infinite when it is not loaded in this process)."""
-        if not stream_kernel.available():
+        """Per-byte time of the copy kernel (infinite when it is not loaded in this process)."""
+        if not copy_kernel.available():
             return math.inf
         return self.kernel_byte2_ns if threads > 1 else self.kernel_byte_ns
 
@@ -78,7 +78,7 @@ class CopyCosts:
         )
         points = (
             (self.l2_bytes // 2, self.byte_l2_ns if threads == 1 else llc),
-            (self.llc_bytes // 2, llc),
+            (self.llc_bytes // 4, llc),
             (self.llc_bytes * 4, mem),
         )
         if dst_bytes <= points[0][0]:
@@ -97,6 +97,13 @@ class CopyCosts:
         if src_bytes <= lo or src_bytes + dst_bytes <= self.llc_bytes:
             return 0.0
         return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(hi / lo))
+
+    @property
+    def handoff_ns(self) -> float:
+        """What using the second thread adds to a copy: half the wake-up round trip, since the calling
+        thread copies pieces from the start and the worker takes the rest when it wakes (a worker
+        that wakes after the last piece is cancelled, not waited for)."""
+        return self.thread_ns / 2
 
     @property
     def stream_ns(self) -> float:
@@ -159,7 +166,7 @@ def _load_or_calibrate() -> CopyCosts:
         if doc.get("fingerprint") == fingerprint():
             known = {f.name for f in fields(CopyCosts)}
             cached = replace(DEFAULT, **{k: v for k, v in doc["costs"].items() if k in known})
-            if cached.kernel_calibrated or not stream_kernel.available():
+            if cached.kernel_calibrated or not copy_kernel.available():
                 return cached  # else the kernel was built since: measure again, with it
     except (OSError, ValueError, TypeError, KeyError):
         pass
@@ -234,7 +241,7 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
 
     small = src[: block // 4]
     b_l2 = rate(block, small, 1)
-    mid = min(llc // 2, mem_bytes // 4)
+    mid = min(llc // 4, mem_bytes // 4)
     b_llc = rate(mid, src, 1)
     b_mem = rate(mem_bytes, src, 1)
     b_far = max(0.0, rate(mem_bytes - far.size, far) - b_mem)
@@ -244,7 +251,7 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
             b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
         else:
             b_llc2, b_mem2, thread = b_llc, b_mem, 1e3  # one CPU: a second thread never pays (1e12 ns)
-        kernel = _kernel_costs(dst, src, pool) if stream_kernel.available() else {}
+        kernel = _kernel_costs(dst, src, pool) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
     ns = 1e9
@@ -269,9 +276,9 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
 
 
 def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
-    """The stream kernel's call cost, cost per run and streaming rates (one and two threads), in ns,
+    """The copy kernel's call cost, cost per run and streaming rates (one and two threads), in ns,
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
-    StreamCall, address = stream_kernel.StreamCall, stream_kernel.address
+    StreamCall, address = copy_kernel.StreamCall, copy_kernel.address
     d, s = address(dst), address(src)
     tiny = StreamCall((1,), (8,), (8,), 8)
     call = _best(lambda: tiny(d, s), 200, 5) / 200

@@ -1,4 +1,4 @@
-"""``doctor_report()``: what this machine offers dmltile (Python, NumPy, onnxruntime and its
+"""``doctor_report()``: what this machine offers dmltile (Python, NumPy, the copy kernel, onnxruntime and its
 execution providers, whether DirectML can run here, the GPU adapters, the OS)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..validate.build import tile_desc
+from . import copy_kernel
 from .compile import compile
 
 DML_PROVIDER = "DmlExecutionProvider"
@@ -102,6 +103,7 @@ def doctor_report() -> dict[str, Any]:
             "platform": platform.platform(),
         },
         "numpy": _version("numpy"),
+        "copy_kernel": {"loaded": copy_kernel.available(), "status": copy_kernel.status()},
         "onnx": _version("onnx"),
         "openvino": _version("openvino"),
     }

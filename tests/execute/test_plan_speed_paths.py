@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmltile
+from dmltile.execute import copy_kernel, costs
 from dmltile.execute import copy_plan as plan
-from dmltile.execute import costs, stream_kernel
 from dmltile.execute import numpy_backend as reference
 from tests.exec_reference import DTYPES, descriptors
 from tests.execute.test_execution import assert_matches_naive
 
 KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
-# The stream kernel alone and under each recipe that writes the output with it (skipped without it).
+# The copy kernel alone and under each recipe that writes the output with it (skipped without it).
 STREAM_KINDS = ["stream", "band+stream", "temp+stream", "double+stream", "fanout+stream"]
 
 
@@ -39,25 +39,32 @@ def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
     return out
 
 
-@pytest.fixture(
-    params=[(k, t) for k in KINDS + STREAM_KINDS for t in (1, 2)], ids=lambda p: f"{p[0]}-{p[1]}t"
-)
+PARAMS = [(k, t, True) for k in KINDS + STREAM_KINDS for t in (1, 2)] + [
+    (k, t, False) for k in KINDS for t in (1, 2)
+]
+
+
+@pytest.fixture(params=PARAMS, ids=lambda p: f"{p[0]}-{p[1]}t" + ("" if p[2] else "-numpy-only"))
 def forced(request, monkeypatch):
-    """NumpyTile planning with one kind preferred (and, on two threads, every phase split)."""
-    kind, threads = request.param
-    if "stream" in kind and not stream_kernel.available():
-        pytest.skip(f"the stream kernel is not loaded here: {stream_kernel.status()}")
+    """NumpyTile planning with one kind preferred (and, on two threads, every phase split); with the
+    copy kernel (one-thread plans then run in one kernel call) or, switched off, NumPy alone."""
+    kind, threads, kernel = request.param
+    if kernel and not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    if not kernel:
+        monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
     prefer = tuple(kind.split("+")) + (("split",) if threads == 2 else ())
     monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
     monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
-    return kind, threads
+    return kind, threads, kernel
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(desc=descriptors(), seed=st.integers(0, 2**32 - 1), poison=st.booleans())
 def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
-    _, threads = forced
+    _, threads, kernel = forced
     op = reference.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
+    assert (op._arrays._program is not None) == (kernel and not op.array_plan.split)  # who runs the plan
     assert_matches_naive(op, desc, seed, poison)
     rng = np.random.default_rng(seed)
     dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])
@@ -146,7 +153,7 @@ def test_reused_arrays_see_new_contents():
 def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
     # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
     # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
-    # (NumPy's copies only: the stream kernel, which this machine may prefer here, never uses memmove.)
+    # (NumPy's copies only: the copy kernel, which this machine may prefer here, never uses memmove.)
     numpy_only = dataclasses.replace(costs.machine_costs(), kernel_byte_ns=math.inf, kernel_byte2_ns=math.inf)
     prefer = "split" if threads == 2 else ()
     monkeypatch.setattr(

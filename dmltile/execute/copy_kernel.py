@@ -1,0 +1,197 @@
+"""The optional compiled copy kernel: a plan's strided copies in C, with streaming stores where asked.
+
+``kernel/copy_kernel.c`` is compiled by the build hook (``hatch_build.py``) when the package is
+installed and a C compiler is present; this module loads it with ctypes. It offers two calls:
+``StreamCall``, one copy written with non-temporal stores (shareable between two threads), and
+``Program``, every step of a one-thread plan in one call. Without the library (no compiler, another
+platform, ``DMLTILE_KERNEL=0``) ``available()`` is False, the cost model prices the kernel out, and
+every plan runs on NumPy alone: the same bytes, only slower.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+ABI = 3  # must match ABI in kernel/copy_kernel.c
+MAX_DIMS = 32
+STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
+WHEN = {"always": 0, "aligned": 1, "misaligned": 2}
+LIBRARY = "_copy_kernel" + (".dll" if sys.platform == "win32" else ".so")
+
+
+def library_path() -> Path:
+    """Where the build hook puts the compiled kernel: beside its source, inside the package."""
+    return Path(__file__).with_name("kernel") / LIBRARY
+
+
+@lru_cache(maxsize=1)
+def _load() -> tuple[ctypes.CDLL | None, str]:
+    """(library, why not) once per process."""
+    if os.environ.get("DMLTILE_KERNEL", "1") == "0":
+        return None, "disabled by DMLTILE_KERNEL=0"
+    path = library_path()
+    if not path.is_file():
+        return None, f"not built ({path.name} is missing: no C compiler when dmltile was installed?)"
+    try:
+        lib = ctypes.CDLL(str(path))
+        abi = lib.dmltile_kernel_abi()
+    except (OSError, AttributeError) as e:
+        return None, f"cannot load {path.name}: {e}"
+    if abi != ABI:
+        return None, f"{path.name} is ABI {abi}, this dmltile needs {ABI}: reinstall dmltile to rebuild it"
+    lib.dmltile_stream_copy.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p) + (
+        ctypes.c_int64,
+    ) * 3
+    lib.dmltile_stream_copy.restype = ctypes.c_int
+    lib.dmltile_run_plan.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+    lib.dmltile_run_plan.restype = ctypes.c_int
+    return lib, ""
+
+
+def _library() -> ctypes.CDLL:
+    lib = _load()[0]
+    if lib is None:
+        raise RuntimeError(f"the copy kernel is not available: {_load()[1]}")
+    return lib
+
+
+def available() -> bool:
+    """Whether the compiled kernel is loaded (and so whether the planner may choose it)."""
+    return _load()[0] is not None
+
+
+def status() -> str:
+    """One line for ``dmltile doctor`` and the bench: what the kernel does here, or why it is off."""
+    lib, why = _load()
+    if lib is None:
+        return f"off: {why}; plans run on NumPy alone"
+    if not lib.dmltile_kernel_streams():
+        return "loaded: one call per plan; no streaming stores on this CPU"
+    return "loaded: one call per plan, streaming stores for outputs in memory"
+
+
+def address(array: np.ndarray) -> int:
+    """The address of an array's first byte (through the buffer protocol when the array is writable
+    and contiguous: about 3x quicker than ``__array_interface__``)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))  # type: ignore[arg-type]
+    except (TypeError, ValueError, BufferError):
+        return int(array.__array_interface__["data"][0])
+
+
+class StreamCall:
+    """One copy written with streaming stores: the views' shape and byte strides, fixed at plan time,
+    and the range of the outermost axis to copy; a call passes the two start addresses."""
+
+    __slots__ = ("_fn", "_dims", "_address", "ndim", "width", "begin", "end")
+
+    def __init__(self, shape, dst_strides, src_strides, width: int):
+        if len(shape) > MAX_DIMS or not len(shape) == len(dst_strides) == len(src_strides):
+            raise ValueError(f"the copy kernel takes up to {MAX_DIMS} axes with a stride each")
+        self._fn = _library().dmltile_stream_copy
+        self._dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
+        self._address = ctypes.addressof(self._dims)
+        self.ndim, self.width = len(shape), int(width)
+        self.begin, self.end = 0, shape[0] if shape else 1  # a 0-d copy is one element
+
+    @property
+    def count(self) -> int:
+        """How many outer indices this call copies (what two threads share)."""
+        return self.end - self.begin
+
+    def piece(self, begin: int, end: int) -> StreamCall:
+        """The same copy limited to outer indices [begin, end) of this call's range."""
+        part = object.__new__(StreamCall)
+        part._fn, part._dims, part._address = self._fn, self._dims, self._address
+        part.ndim, part.width = self.ndim, self.width
+        part.begin, part.end = self.begin + begin, self.begin + end
+        return part
+
+    def __call__(self, dst_address: int, src_address: int) -> None:
+        if self._fn(dst_address, src_address, self.ndim, self._address, self.width, self.begin, self.end):
+            raise RuntimeError("the copy kernel refused its arguments")
+
+
+def stream_copy(dst: np.ndarray, src: np.ndarray) -> None:
+    """``np.copyto(dst, src)`` for views of one dtype and shape, written with streaming stores.
+
+    The caller guarantees the writes to ``dst`` never overlap the bytes read from ``src``.
+    """
+    if dst.dtype != src.dtype or dst.shape != src.shape:
+        raise ValueError(
+            f"stream_copy needs views of one dtype and shape, got {dst.dtype}{dst.shape} and {src.dtype}{src.shape}"
+        )
+    StreamCall(dst.shape, dst.strides, src.strides, dst.itemsize)(address(dst), address(src))
+
+
+class Program:
+    """Copy steps encoded for ``dmltile_run_plan``, which runs them all in one call, in order.
+
+    Buffers are numbered: a call passes a ctypes array holding each buffer's address.
+    """
+
+    def __init__(self) -> None:
+        self._values: list[int] = []
+        self._indexes: list[np.ndarray] = []
+        self.steps = 0
+
+    def copy(
+        self,
+        dst: int,
+        dst_offset: int,
+        src: int,
+        src_offset: int,
+        shape: Sequence[int],
+        dst_strides: Sequence[int],
+        src_strides: Sequence[int],
+        width: int,
+        stream: bool = False,
+        when: str = "always",
+    ) -> None:
+        """np.copyto of two strided views of ``width``-byte elements (strides in bytes)."""
+        self._step(0, dst, dst_offset, src, src_offset, len(shape), width, stream, when, 0)
+        self._values += [*shape, *dst_strides, *src_strides]
+
+    def gather(
+        self,
+        dst: int,
+        dst_offset: int,
+        src: int,
+        src_offset: int,
+        chunk: int,
+        dst_stride: int,
+        index: np.ndarray,
+    ) -> None:
+        """``index.size`` chunks of ``chunk`` bytes, ``dst_stride`` apart: chunk ``i`` is source chunk ``index[i]``."""
+        index = np.ascontiguousarray(index, np.int64)
+        self._indexes.append(index)  # the program holds its address
+        self._step(1, dst, dst_offset, src, src_offset, 1, chunk, False, "always", address(index))
+        self._values += [index.size, dst_stride, chunk]
+
+    def _step(self, kind, dst, dst_offset, src, src_offset, ndim, width, stream, when, index) -> None:
+        if ndim > MAX_DIMS:
+            raise ValueError(f"the copy kernel takes at most {MAX_DIMS} axes, got {ndim}")
+        self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), WHEN[when], index]
+        self.steps += 1
+
+    def compile(self) -> Callable[[int], None]:
+        """A function of the address of the buffers' address array that runs every step."""
+        fn = _library().dmltile_run_plan
+        encoded = (ctypes.c_int64 * max(1, len(self._values)))(*self._values)
+        program, steps, keep = ctypes.addressof(encoded), self.steps, (encoded, self._indexes)
+
+        def run(bases_address: int) -> None:
+            failed = fn(bases_address, program, steps)
+            if failed:
+                raise RuntimeError(
+                    f"the copy kernel refused step {failed} of {steps} ({len(keep[0])} values)"
+                )
+
+        return run

@@ -1,0 +1,234 @@
+/* dmltile's one compiled piece: the strided byte copies of a Tile plan, in C.
+ *
+ * The NumPy backend plans a Tile as a few copies between strided views (copy_plan.py) and runs each
+ * with np.copyto. Two things NumPy cannot do are done here:
+ *
+ * - Streaming stores. NumPy (through glibc's memmove) writes with ordinary stores until a single
+ *   copy reaches the C library's streaming threshold (192 MiB on the project's machines), so every
+ *   destination line is first read for ownership: a Tile whose output lives in memory moves about
+ *   1.5x the bytes it writes. A step marked "stream" writes its whole 64-byte lines with
+ *   non-temporal stores (SSE2, baseline on x86-64; elsewhere plain stores, still correct).
+ * - One call for a whole plan. Each np.copyto costs about a microsecond before it copies a byte;
+ *   dmltile_run_plan runs every step of a one-thread plan in one call.
+ *
+ * It only moves bytes, so results are bit-exact. Built by hatch_build.py when dmltile is installed,
+ * loaded with ctypes by dmltile/execute/copy_kernel.py; without it the planner uses NumPy alone.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
+#include <emmintrin.h>
+#define DMLTILE_STREAM 1
+#else
+#define DMLTILE_STREAM 0
+#endif
+
+#if defined(_WIN32)
+#define EXPORT __declspec(dllexport)
+#else
+#define EXPORT __attribute__((visibility("default")))
+#endif
+
+#define ABI 3 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define MAX_DIMS 32
+#define LINE 64
+#define STEP_HEADER 10
+
+EXPORT int dmltile_kernel_abi(void) { return ABI; }
+
+/* 1 when stream steps use non-temporal stores on this build, 0 when they are plain copies. */
+EXPORT int dmltile_kernel_streams(void) { return DMLTILE_STREAM; }
+
+static int64_t to_line(const char *d) { return (int64_t)((LINE - ((uintptr_t)d & (LINE - 1))) & (LINE - 1)); }
+
+/* Copy n bytes; the 64-byte lines fully inside [d, d + n) are written with streaming stores. */
+static void stream_run(char *d, const char *s, int64_t n) {
+#if DMLTILE_STREAM
+    int64_t head = to_line(d);
+    if (n >= head + LINE) {
+        memcpy(d, s, (size_t)head);
+        d += head, s += head, n -= head;
+        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
+            __m128i a = _mm_loadu_si128((const __m128i *)s);
+            __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+            _mm_stream_si128((__m128i *)d, a);
+            _mm_stream_si128((__m128i *)(d + 16), b);
+            _mm_stream_si128((__m128i *)(d + 32), c);
+            _mm_stream_si128((__m128i *)(d + 48), e);
+        }
+    }
+#endif
+    memcpy(d, s, (size_t)n);
+}
+
+/* Fill n bytes with the width-byte element at elem repeated (16 % width == 0, n % width == 0); with
+ * stream, whole 64-byte lines are written with streaming stores. */
+static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int stream) {
+    int64_t k = 0;
+#if DMLTILE_STREAM
+    int64_t head = stream ? to_line(d) : 0;
+    if (n >= head + 32) {
+        unsigned char pattern[16];
+        for (; k < head; k++) d[k] = elem[k % width];
+        for (int i = 0; i < 16; i++) pattern[i] = (unsigned char)elem[(head + i) % width];
+        __m128i p = _mm_loadu_si128((const __m128i *)pattern);
+        if (stream) {
+            for (; n - k >= LINE; k += LINE) {
+                _mm_stream_si128((__m128i *)(d + k), p);
+                _mm_stream_si128((__m128i *)(d + k + 16), p);
+                _mm_stream_si128((__m128i *)(d + k + 32), p);
+                _mm_stream_si128((__m128i *)(d + k + 48), p);
+            }
+        } else {
+            for (; n - k >= 16; k += 16) _mm_storeu_si128((__m128i *)(d + k), p);
+        }
+    }
+#else
+    (void)stream;
+#endif
+    for (; k < n; k++) d[k] = elem[k % width];
+}
+
+/* count runs of run bytes, the j-th from s + j * s_step to d + j * d_step (a fill of the width-byte
+ * element at s + j * s_step when fill is set). Small runs get constant-size copies the compiler
+ * turns into single moves. */
+#define EACH(body)                                                                                   \
+    for (int64_t j = 0; j < count; j++, d += d_step, s += s_step) body;                              \
+    return
+static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t s_step, int64_t run,
+                 int fill, int64_t width, int stream) {
+    if (fill) {
+        EACH(fill_run(d, s, width, run, stream));
+    }
+    if (stream && run >= 2 * LINE) {
+        EACH(stream_run(d, s, run));
+    }
+    switch (run) {
+    case 1: EACH(*d = *s);
+    case 2: EACH(memcpy(d, s, 2));
+    case 4: EACH(memcpy(d, s, 4));
+    case 8: EACH(memcpy(d, s, 8));
+    case 16: EACH(memcpy(d, s, 16));
+    case 32: EACH(memcpy(d, s, 32));
+    case 64: EACH(memcpy(d, s, 64));
+    case 128: EACH(memcpy(d, s, 128));
+    case 256: EACH(memcpy(d, s, 256));
+    default: EACH(memcpy(d, s, (size_t)run));
+    }
+}
+
+#undef EACH
+
+/* A gather: count chunks of chunk bytes, d_step apart; chunk j is source chunk index[j]. */
+#define GATHER(size)                                                                                 \
+    for (int64_t j = 0; j < count; j++, d += d_step) memcpy(d, src + index[j] * (size), (size_t)(size)); \
+    return
+static void gather(char *d, const char *src, int64_t count, int64_t d_step, int64_t chunk, const int64_t *index) {
+    switch (chunk) {
+    case 64: GATHER(64);
+    case 128: GATHER(128);
+    case 256: GATHER(256);
+    default: GATHER(chunk);
+    }
+}
+#undef GATHER
+
+/* The copy np.copyto(dst_view, src_view) makes for views of ndim axes of width-byte elements, limited
+ * to indices [begin, end) of the outermost axis (so two threads can share one copy). The strides
+ * are in bytes, any sign, 0 for broadcast. The innermost axis becomes one run when it is contiguous
+ * in both (a copy) or contiguous in dst and broadcast in src (a fill); the next axis out is a tight
+ * loop of runs; the rest is an odometer. Returns 0, or -1 for arguments out of range. */
+static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, const int64_t *d_str,
+                     const int64_t *s_str, int64_t width, int64_t begin, int64_t end, int stream) {
+    if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
+    int64_t shape[MAX_DIMS], index[MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++) shape[i] = dims[i];
+    if (ndim > 0) {
+        if (begin < 0 || end > shape[0] || begin > end) return -1;
+        d += begin * d_str[0], s += begin * s_str[0];
+        shape[0] = end - begin;
+    }
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] <= 0) return 0;
+    int outer = ndim, fill = 0;
+    int64_t run = width;
+    if (ndim > 0 && d_str[ndim - 1] == width) {
+        if (s_str[ndim - 1] == width) {
+            outer = ndim - 1, run = shape[ndim - 1] * width;
+        } else if (s_str[ndim - 1] == 0 && width <= 16 && 16 % width == 0) {
+            outer = ndim - 1, run = shape[ndim - 1] * width, fill = 1;
+        }
+    }
+    int loop = outer - 1; /* the tight loop's axis, -1 for a single run */
+    int64_t count = loop >= 0 ? shape[loop] : 1;
+    int64_t d_step = loop >= 0 ? d_str[loop] : 0, s_step = loop >= 0 ? s_str[loop] : 0;
+    for (;;) {
+        runs(d, s, count, d_step, s_step, run, fill, width, stream);
+        int k = loop - 1;
+        for (; k >= 0; k--) {
+            d += d_str[k], s += s_str[k];
+            if (++index[k] < shape[k]) break;
+            d -= shape[k] * d_str[k], s -= shape[k] * s_str[k];
+            index[k] = 0;
+        }
+        if (k < 0) break;
+    }
+    return 0;
+}
+
+static void fence(void) {
+#if DMLTILE_STREAM
+    _mm_sfence(); /* streaming stores are weakly ordered: make them visible before returning */
+#endif
+}
+
+/* One copy with streaming stores: dims holds shape, dst strides and src strides, ndim values each.
+ * Returns 0, or -1 for arguments out of range. */
+EXPORT int dmltile_stream_copy(char *dst, const char *src, int ndim, const int64_t *dims, int64_t width,
+                               int64_t begin, int64_t end) {
+    int code = copy_view(dst, src, ndim, dims, dims + ndim, dims + 2 * ndim, width, begin, end, 1);
+    fence();
+    return code;
+}
+
+/* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_plan.py's
+ * misaligned alternatives avoid: the destination 8-24 bytes (mod 64) past the source. */
+static int misaligned(const char *d, const char *s) {
+    int64_t k = (int64_t)(((uintptr_t)d - (uintptr_t)s) & 63);
+    return 0 < k && k < 32;
+}
+
+/* A whole plan in one call, its steps in order. bases[b] is the start of buffer b (the input, the
+ * output, the temporaries). A step is STEP_HEADER values, then shape, dst strides, src strides:
+ *   kind (0 copy, 1 gather), dst buffer, dst offset, src buffer, src offset, ndim, width, stream,
+ *   when (0 always, 1 only when dst and src are not misaligned(), 2 only when they are),
+ *   index address (a gather: shape[0] destination chunks of width bytes, dst stride apart; chunk j
+ *   is source chunk index[j]).
+ * Returns 0, or the 1-based number of the first step refused. */
+EXPORT int dmltile_run_plan(char *const *bases, const int64_t *program, int64_t steps) {
+    int streamed = 0;
+    for (int64_t i = 0; i < steps; i++) {
+        const int64_t *h = program;
+        int ndim = (int)h[5];
+        if (ndim < 0 || ndim > MAX_DIMS) return (int)i + 1;
+        program += STEP_HEADER + 3 * (int64_t)ndim;
+        char *d = bases[h[1]] + h[2];
+        const char *s = bases[h[3]] + h[4];
+        if ((h[8] == 1 && misaligned(d, s)) || (h[8] == 2 && !misaligned(d, s))) continue;
+        const int64_t *shape = h + STEP_HEADER;
+        int stream = (int)h[7];
+        if (h[0] == 1) {
+            gather(d, s, shape[0], shape[1], h[6], (const int64_t *)(uintptr_t)h[9]);
+        } else if (copy_view(d, s, ndim, shape, shape + ndim, shape + 2 * ndim, h[6], 0, ndim > 0 ? shape[0] : 0,
+                             stream)) {
+            return (int)i + 1;
+        }
+        streamed |= stream;
+    }
+    if (streamed) fence();
+    return 0;
+}
