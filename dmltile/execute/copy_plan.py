@@ -7,7 +7,9 @@ broadcast view of the input. The planner drops size-1 axes, merges neighbours th
 prices the ways to run that copy with the machine's measured cost model (``costs``): directly, in
 bands whose source stays in L2, as a gather of whole rows, through small temporaries that pre-tile
 the inner axes, or by writing a first block and doubling or fanning it out; each phase on one
-thread or two. Every way writes the same bytes, so the choice only changes the time.
+thread or two; each copy into the output by np.copyto or, when the compiled copy kernel is loaded,
+with streaming stores (``copy_kernel``). Every way writes the same bytes, so the choice only changes
+the time.
 """
 
 from __future__ import annotations
@@ -32,9 +34,8 @@ PIECE = 2048  # ...so a misaligned copy moves pieces of at most this many bytes 
 ALT_MIN_BYTES = 64 << 10  # (not worth it for copies this small: the call costs more than the slow path)
 GATHER_MIN_CHUNK = 64  # a gather's chunks are this large at least, so its index (8 bytes each) stays small
 GATHER_MAX_INDEX = 16 << 20  # ...and the index is at most this many bytes
-STREAM_SHARE_MIN = (
-    64 << 20
-)  # streaming copies from this size go to two threads unless measured >10% slower (kernel_cost)
+# Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
+STREAM_SHARE_MIN = 64 << 20
 KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split", "stream"})
 
