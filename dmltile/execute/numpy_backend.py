@@ -157,10 +157,15 @@ class PlanRunner:
         if last is None or last[0] is not src or last[1] is not dst:
             bases = state[1]
             bases[0], bases[1] = address(src), address(dst)
-            # Kept (so alive, so "is" cannot match a new array at a recycled address) only for small
-            # arrays, as the views below are.
-            small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
-            state[4] = (src, dst) if small else None
+            if bases[0] < bases[1] + dst.nbytes and bases[1] < bases[0] + src.nbytes:
+                src = src.copy()  # the output overlaps the input: read the input first, as a value
+                bases[0] = address(src)
+                state[4] = None
+            else:
+                # Kept (so alive, so "is" cannot match a new array at a recycled address) only for
+                # small arrays, as the views below are.
+                small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
+                state[4] = (src, dst) if small else None
         state[0](state[2])
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
@@ -173,6 +178,8 @@ class PlanRunner:
         if last is not None and last[0] is src and last[1] is dst:
             views = last[2]
         else:
+            if np.may_share_memory(src, dst):
+                src = src.copy()  # the output overlaps the input: read the input first, as a value
             views = self._views(src, dst)
             # Calls that pass the same small arrays again (like pre-bound buffers) reuse these views.
             # The views keep both arrays alive, so "is" cannot match a new array at a recycled address;

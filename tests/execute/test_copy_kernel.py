@@ -203,3 +203,28 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
         plan.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
         > plan.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
     )
+
+
+@pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy-only"])
+@pytest.mark.parametrize(
+    "sizes,repeats", [([4, 6], [3, 2]), ([2] * 6, [2] * 6), ([64, 1], [1, 512]), ([32, 64], [2, 8])]
+)
+def test_an_input_inside_the_output_is_read_first(monkeypatch, kernel, sizes, repeats):
+    # x a view of the very bytes the op overwrites: the result is the tile of x as it was, whatever
+    # plan (one step or many, NumPy or one kernel call) runs it; the same for raw buffers.
+    if kernel and not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
+    if not kernel:
+        monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
+    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype="UINT16"), threads=1)
+    out = np.arange(int(np.prod(op.out_shape)), dtype=np.uint16).reshape(op.out_shape)
+    n = int(np.prod(sizes))
+    x = out.reshape(-1)[n : 2 * n].reshape(sizes)  # inside the output, not at its start
+    expect = np.tile(x.copy(), repeats)
+    assert np.array_equal(op(x, out), expect)
+    buf = bytearray(np.arange(op.out_bytes // 2, dtype=np.uint16).tobytes())
+    before = np.frombuffer(bytes(buf), np.uint16)[:n].reshape(sizes)
+    op.run_buffers(memoryview(buf)[: n * 2], buf)
+    assert np.array_equal(
+        np.frombuffer(bytes(buf), np.uint16).reshape(op.out_shape), np.tile(before, repeats)
+    )
