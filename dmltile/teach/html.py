@@ -101,16 +101,8 @@ def _cell(grid: Grid, cell: Cell, classes: list[str], input_bytes: dict[str, int
 
 def _edges(axis) -> tuple[set[int], set[int]]:
     """Positions that start a block (copy) and that end one, along an axis."""
-    ids: list[object] = []
-    for p, t in enumerate(axis.ticks):
-        if t is not None:
-            ids.append(axis.copy_of(t))
-        else:
-            a, b = axis.copy_of(axis.ticks[p - 1]), axis.copy_of(axis.ticks[p + 1])
-            ids.append(a if a == b else ("gap", p))
-    starts = {p for p in range(len(ids)) if p == 0 or ids[p] != ids[p - 1]}
-    ends = {p for p in range(len(ids)) if p == len(ids) - 1 or ids[p] != ids[p + 1]}
-    return starts, ends
+    spans = axis.blocks()
+    return {first for first, _ in spans}, {end - 1 for _, end in spans}
 
 
 def grid_html(grid: Grid, input_bytes: dict[str, int | None]) -> str:

@@ -65,8 +65,8 @@ def _grid(c: _Canvas, grid: Grid, cell_w: float) -> None:
                 x + cell_w / 2, y + 16, cell.label, text_anchor="middle", fill="#ffffff", font_weight="bold"
             )
     # one outline per copy of the input (per block of rows x block of columns)
-    for rs, re_ in _blocks(grid.rows):
-        for cs, ce in _blocks(grid.cols):
+    for rs, re_ in grid.rows.blocks():
+        for cs, ce in grid.cols.blocks():
             c.rect(
                 x0 + cs * cell_w, y0 + rs * ROW_H, (ce - cs) * cell_w, (re_ - rs) * ROW_H,
                 fill="none", stroke="#222222", stroke_width="2",
@@ -77,23 +77,6 @@ def _grid(c: _Canvas, grid: Grid, cell_w: float) -> None:
                 c.rect(x0 + p * cell_w + 1.5, y0 + r * ROW_H + 1.5, cell_w - 3, ROW_H - 3,
                        fill="none", stroke="#000000", stroke_width="3", class_="highlight")  # fmt: skip
     c.y = y0 + len(grid.cells) * ROW_H + 26
-
-
-def _blocks(axis) -> list[tuple[int, int]]:
-    """(first, end) positions of each copy along an axis; an elision between copies is its own block."""
-    ids = []
-    for p, t in enumerate(axis.ticks):
-        if t is not None:
-            ids.append(axis.copy_of(t))
-        else:
-            a, b = axis.copy_of(axis.ticks[p - 1]), axis.copy_of(axis.ticks[p + 1])
-            ids.append(a if a == b else ("gap", p))
-    spans, start = [], 0
-    for p in range(1, len(ids) + 1):
-        if p == len(ids) or ids[p] != ids[p - 1]:
-            spans.append((start, p))
-            start = p
-    return spans
 
 
 def _strip(c: _Canvas, strip: Strip, cell_w: float, max_width: float) -> None:
