@@ -5,15 +5,13 @@ Each command sees 2,000 documents per run (1,000 mutated doc examples, 1,000 ran
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import dmltile
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke
+from tests.examples_support import example_level
 
 JSON = st.recursive(
     st.none()
@@ -113,12 +111,6 @@ def test_mutated_doc_example_never_crashes(tmp_path, doc):
 @given(JSON)
 def test_random_json_never_crashes(tmp_path, doc):
     _check_all_commands(tmp_path, doc)
-
-
-def example_level(path: Path) -> str:
-    """The level an example is named for (``valid_fl2_1_...`` -> ``2.1``), else the default level."""
-    match = re.match(r"(?:in)?valid_fl(\d)_(\d)_", path.name)
-    return f"{match[1]}.{match[2]}" if match else dmltile.DEFAULT_FEATURE_LEVEL
 
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.json")), ids=lambda p: p.name)

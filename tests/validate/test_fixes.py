@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +16,8 @@ from hypothesis import strategies as st
 
 import dmltile
 from dmltile.validate.fixes import apply_fix
+from tests.examples_support import EXAMPLES, example_level
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 # issues no edit of the document can fix: not a document, an unknown level, a DxDispatch-only rule
 UNFIXABLE = {"DML001", "DML303", "DML401", "DML402"}
 
@@ -53,15 +52,7 @@ def check_every_fix(document, level: str) -> int:
 
 @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("invalid_*.json")), ids=lambda p: p.name)
 def test_every_fix_of_every_invalid_example_fixes_what_it_names(path):
-    level = (
-        "1.0"
-        if "fl1_0" in path.name
-        else "2.1"
-        if "fl2_1" in path.name
-        else "3.1"
-        if "fl3_1" in path.name
-        else "6.4"
-    )
+    level = example_level(path)
     document = json.loads(path.read_text())
     report = dmltile.validate(document, level)
     assert all(i.fix for i in report.errors if i.code not in UNFIXABLE), report
@@ -70,15 +61,7 @@ def test_every_fix_of_every_invalid_example_fixes_what_it_names(path):
 
 def test_applying_every_fix_in_turn_makes_each_example_valid():
     for path in sorted(EXAMPLES.glob("invalid_*.json")):
-        level = (
-            "1.0"
-            if "fl1_0" in path.name
-            else "2.1"
-            if "fl2_1" in path.name
-            else "3.1"
-            if "fl3_1" in path.name
-            else "6.4"
-        )
+        level = example_level(path)
         document = json.loads(path.read_text())
         for _ in range(10):
             report = dmltile.validate(document, level)
