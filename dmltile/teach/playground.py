@@ -334,7 +334,7 @@ def playground_page() -> str:
     form = (
         '<form id="desc-form" autocomplete="off">'
         f'<label for="dtype">DataType (both tensors)</label><select id="dtype">{_options(dtypes, "FLOAT32")}</select>'
-        f'<label for="level">Feature level</label><select id="level">{_options(levels, "6.4")}</select>'
+        f'<label for="level">Feature level</label><select id="level">{_options(levels, DEFAULT_FEATURE_LEVEL)}</select>'
         "<fieldset><legend>InputTensor</legend>"
         + field("in-sizes", "Sizes", "1, 1, 2, 3")
         + field("in-strides", "Strides (empty = null, packed)", "packed")
