@@ -182,11 +182,23 @@ def step_cost(
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
     calls a banded copy makes; each band's source is then a block that stays in L2.
     """
-    one, two = numpy_cost(axes, elem, costs, fresh, bands)
-    if to_out:
-        k_one, k_two = kernel_cost(axes, elem, costs, fresh, bands, prefer)
-        one, two = min(one, k_one), min(two, k_two)
-    return one, two
+    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer)
+    return min(one, k_one), min(two, k_two)
+
+
+def copy_ways(
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int,
+    to_out: bool,
+    prefer: frozenset[str],
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(numpy_cost, kernel_cost) of a copy; the kernel writes only into the output (infinite otherwise)."""
+    numpy = numpy_cost(axes, elem, costs, fresh, bands)
+    kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
+    return numpy, kernel
 
 
 def numpy_cost(
@@ -486,12 +498,7 @@ class _Emitter:
         """A new phase for a copy over ``axes``: its number, and whether the copy kernel runs it."""
         phase = self.phase
         self.phase += 1
-        one, two = numpy_cost(axes, self.elem, self.costs, fresh, bands)
-        k_one, k_two = (
-            kernel_cost(axes, self.elem, self.costs, fresh, bands, self.prefer)
-            if to_out
-            else (math.inf, math.inf)
-        )
+        (one, two), (k_one, k_two) = copy_ways(axes, self.elem, self.costs, fresh, bands, to_out, self.prefer)
         best_one, best_two = min(one, k_one), min(two, k_two)
         split = self.threads > 1 and (best_two < best_one or ("split" in self.prefer and best_two < math.inf))
         if split:
