@@ -103,6 +103,15 @@ def gather(dt: int, sizes: list[int], strides: list[int], buf: bytes) -> np.ndar
     return np.frombuffer(bytes(flat), dtype=NP[dt]).reshape(sizes)
 
 
+def permuted(sizes: list[int], rng: np.random.Generator) -> list[int]:
+    """Packed strides (in elements) with the axes laid out in a random order."""
+    strides, acc = [0] * len(sizes), 1
+    for axis in rng.permutation(len(sizes)):
+        strides[axis] = acc
+        acc *= sizes[axis]
+    return strides
+
+
 def random_case(rng: np.random.Generator, dt: int, k: int) -> dict[str, Any]:
     """A random executable Tile: packed, padded, broadcast or permuted input; packed, padded or permuted output."""
     rank = int(rng.integers(1, 6))
@@ -116,25 +125,15 @@ def random_case(rng: np.random.Generator, dt: int, k: int) -> dict[str, Any]:
         in_strides = packed([*in_sizes[:-1], in_sizes[-1] + int(rng.integers(1, 4))])
     elif style == 2:  # broadcast: zero strides on some axes
         in_strides = [0 if rng.random() < 0.4 else t for t in packed(in_sizes)]
-    else:  # permuted (column-major)
-        order = list(rng.permutation(rank))
-        strides, acc = [0] * rank, 1
-        for axis in order:
-            strides[axis] = acc
-            acc *= in_sizes[axis]
-        in_strides = strides
+    else:  # permuted
+        in_strides = permuted(in_sizes, rng)
     ostyle = (k // 4) % 3
     if ostyle == 0:
         out_strides = packed(out_sizes)
     elif ostyle == 1:
         out_strides = packed([*out_sizes[:-1], out_sizes[-1] + int(rng.integers(1, 3))])
     else:
-        order = list(rng.permutation(rank))
-        strides, acc = [0] * rank, 1
-        for axis in order:
-            strides[axis] = acc
-            acc *= out_sizes[axis]
-        out_strides = strides
+        out_strides = permuted(out_sizes, rng)
     in_tts = calc(dt, in_sizes, in_strides) + 4 * int(rng.integers(0, 3))
     out_tts = calc(dt, out_sizes, out_strides) + 4 * int(rng.integers(0, 3))
     in_bytes = rng.integers(0, 256, size=in_tts, dtype=np.uint8).tobytes()
