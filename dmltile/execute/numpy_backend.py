@@ -186,13 +186,11 @@ class PlanRunner:
             # only small ones are kept, so holding on to them costs little.
             small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
             local.last = (src, dst, views) if small else None
-        if self.serial:  # the common case, kept lean: it is most of a small call's fixed cost
+        if self.serial:  # the common case without the kernel (with it, a serial plan runs as a program)
             for v in views:
                 if v is not None:
                     if v[2] is None:
                         np.copyto(v[0], v[1])
-                    elif type(v[2]) is StreamCall:
-                        v[2](v[0], v[1])
                     else:
                         v[1].take(v[2], None, v[0], "clip")
             return
