@@ -8,8 +8,7 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-U32 = 2**32 - 1
-BITS = {1: 32, 2: 16, 3: 32, 4: 16, 5: 8, 6: 32, 7: 16, 8: 8, 9: 64, 10: 64, 11: 64, 12: 4, 13: 4}
+from .generate_cases import U32, calc
 
 # priority order: a case belongs to the first kind whose predicate holds
 KINDS = (
@@ -30,22 +29,9 @@ def _tensor(t: dict[str, Any]) -> tuple[int, dict[str, Any]]:
     return 1, t
 
 
-def _packed(sizes: list[int]) -> list[int]:
-    out, acc = [0] * len(sizes), 1
-    for i in range(len(sizes) - 1, -1, -1):
-        out[i] = acc
-        acc *= sizes[i]
-    return out
-
-
 def true_bytes(b: dict[str, Any]) -> int:
-    """DMLCalcBufferTensorSize in unbounded integers."""
-    sizes = b.get("Sizes") or []
-    if not sizes or 0 in sizes:
-        return 0
-    strides = b.get("Strides") or _packed(sizes)
-    last = sum((s - 1) * t for s, t in zip(sizes, strides, strict=False))
-    return ((((last + 1) * BITS.get(b.get("DataType", 1), 32) + 7) // 8) + 3) & ~3
+    """DMLCalcBufferTensorSize in unbounded integers (empty Strides count as packed)."""
+    return calc(b.get("DataType", 1), b.get("Sizes") or [], b.get("Strides") or None)
 
 
 def output_aliases(b: dict[str, Any]) -> bool:
