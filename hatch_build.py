@@ -24,11 +24,11 @@ LIBRARY = SOURCE.with_name("_copy_kernel" + (".dll" if sys.platform == "win32" e
 
 def compilers() -> list[list[str]]:
     """Compiler commands to try, in order."""
-    found = []
+    found: list[list[str]] = []
     for cmd in (os.environ.get("CC"), sysconfig.get_config_var("CC"), "cc", "gcc", "clang"):
-        if cmd and shutil.which(shlex.split(cmd)[0]):
-            if shlex.split(cmd) not in found:
-                found.append(shlex.split(cmd))
+        words = shlex.split(cmd) if cmd else []
+        if words and shutil.which(words[0]) and words not in found:
+            found.append(words)
     return found
 
 

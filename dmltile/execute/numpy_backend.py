@@ -291,7 +291,7 @@ def _stream_entry(step: Step, temps) -> tuple:
 
 def _address(temps, ref, offset: int) -> int | None:
     """The address a step's view of a temporary starts at; None for the caller's buffers."""
-    return None if isinstance(ref, str) else temps[ref].__array_interface__["data"][0] + offset
+    return None if isinstance(ref, str) else address(temps[ref]) + offset
 
 
 def _aligned_empty(nbytes: int, align: int = 64) -> np.ndarray:
