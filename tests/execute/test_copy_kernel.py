@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import json
+import os
 import shutil
+from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
@@ -23,8 +26,6 @@ needs_kernel = pytest.mark.skipif(
 
 
 def test_the_install_built_the_kernel_when_a_compiler_exists():
-    import os
-
     if os.environ.get("DMLTILE_KERNEL") == "0" or not any(map(shutil.which, ("cc", "gcc", "clang"))):
         pytest.skip("no C compiler here (or DMLTILE_KERNEL=0): NumPy-only plans are the expected state")
     assert copy_kernel.available(), copy_kernel.status()
@@ -112,8 +113,6 @@ def test_outputs_in_memory_stream_and_small_ones_do_not():
 
 
 def replace_kernel(model: costs.CopyCosts, **kw) -> costs.CopyCosts:
-    from dataclasses import replace
-
     return replace(model, kernel_calibrated=True, **kw)
 
 
@@ -137,9 +136,6 @@ def test_without_the_kernel_plans_are_numpy_only(monkeypatch):
 
 
 def test_a_cache_measured_without_the_kernel_is_measured_again_with_it(tmp_path, monkeypatch):
-    import json
-    from dataclasses import asdict
-
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
