@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import gc
 import json
-import os
 import platform
 import sys
 import time
@@ -146,25 +145,13 @@ def measure(name, in_shape, repeats, dtype) -> dict:
     row["floor"] = min(row["memcpy"], row["fill"], row["fill_2t"])
     row["floor_of"] = min(("memcpy", "fill", "fill_2t"), key=row.get)
     row["dmltile"] = row["dmltile_2t"]  # compile()'s default op: two threads allowed
-    row["plan"] = {
-        "kind": op.array_plan.kind,
-        "steps": len(op.array_plan.steps),
-        "threads": sorted(op.array_plan.split),
-        "stream": any(step.stream for step in op.array_plan.steps),
-    }
+    row["plan"] = op.plan_info()
     return row
 
 
 def machine() -> dict:
-    """nproc, CPU model, Python and NumPy versions, onnxruntime version if present."""
-    model = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        model = platform.processor() or "unknown"
+    """The figures the cost model read (cache sizes, cores; faked ones say so), the CPU model, Python,
+    NumPy and onnxruntime versions, and the cost model the planner used."""
     try:
         import onnxruntime
 
@@ -175,13 +162,15 @@ def machine() -> dict:
 
     from dmltile.execute.copy_kernel import status
     from dmltile.execute.costs import cache_file, machine_costs
+    from dmltile.execute.machine import cpu_model, this_machine
 
-    costs = {"file": str(cache_file()), **asdict(machine_costs())}
+    figures = this_machine()
     return {
         "copy_kernel": status(),
-        "nproc": os.cpu_count(),
-        "cpu": model,
-        "copy_costs": costs,
+        "nproc": figures.cpus,
+        "cpu": cpu_model(),
+        "figures": asdict(figures),
+        "copy_costs": {"file": str(cache_file()), **asdict(machine_costs())},
         "python": platform.python_version(),
         "numpy": np.__version__,
         "onnxruntime": ort_version,

@@ -1,4 +1,4 @@
-"""The copy cost model behind the planner, measured on this machine at first use and cached.
+"""The copy cost model behind the planner: its figures, measured on this machine at first use and cached.
 
 A plan is a few ``np.copyto`` calls on strided views. What one call costs is a fixed part (the call
 and any view built per call), a part per inner loop of NumPy's iteration and per opaque ``V<n>``
@@ -16,6 +16,9 @@ are infinite, so the planner never chooses it.
 Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
 shared cache), and their speed relative to ordinary stores; both are fixed below.
+
+The cache sizes and the core count come from ``machine`` (which ``DMLTILE_MACHINE`` can fake); what
+a copy costs under these figures is priced in ``pricing``.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from . import copy_kernel
+from .machine import Machine, cpu_model, this_machine
 
 FORMAT = 3
 
@@ -123,8 +127,10 @@ _lock = threading.Lock()
 _costs: CopyCosts | None = None
 
 
-def cache_file() -> Path:
-    """Where the calibration is stored: $DMLTILE_CACHE_DIR, else the platform's user cache dir."""
+def cache_file(machine: Machine | None = None) -> Path:
+    """Where the calibration is stored: $DMLTILE_CACHE_DIR, else the platform's user cache dir; a
+    run with faked figures keeps its own file, so it never replaces the real machine's."""
+    machine = machine or this_machine()
     if os.environ.get("DMLTILE_CACHE_DIR"):
         base = Path(os.environ["DMLTILE_CACHE_DIR"])
     elif sys.platform == "win32":
@@ -133,19 +139,21 @@ def cache_file() -> Path:
         base = Path.home() / "Library" / "Caches" / "dmltile"
     else:
         base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "dmltile"
-    return base / "copy-costs.json"
+    fake = machine.fake.replace("=", "").replace(",", "-")
+    return base / (f"copy-costs-{fake}.json" if fake else "copy-costs.json")
 
 
-def fingerprint() -> dict:
-    """What the measurements depend on: recalibrate when any of it changes."""
+def fingerprint(machine: Machine | None = None) -> dict:
+    """What the measurements depend on: recalibrate when any of it changes (faked figures included)."""
+    machine = machine or this_machine()
     return {
         "format": FORMAT,
         "machine": platform.machine(),
-        "processor": _cpu_model(),
-        "cpus": os.cpu_count(),
+        "processor": cpu_model(),
+        "cpus": machine.cpus,
         "numpy": np.__version__,
         "python": platform.python_version(),
-    }
+    } | ({"fake": machine.fake} if machine.fake else {})
 
 
 def machine_costs() -> CopyCosts:
@@ -153,17 +161,17 @@ def machine_costs() -> CopyCosts:
     global _costs
     with _lock:
         if _costs is None:
-            _costs = _load_or_calibrate()
+            _costs = _load_or_calibrate(this_machine())
         return _costs
 
 
-def _load_or_calibrate() -> CopyCosts:
+def _load_or_calibrate(machine: Machine) -> CopyCosts:
     if os.environ.get("DMLTILE_CALIBRATE", "1") == "0":
-        return DEFAULT
-    path = cache_file()
+        return _fallback(machine)
+    path = cache_file(machine)
     try:
         doc = json.loads(path.read_text())
-        if doc.get("fingerprint") == fingerprint():
+        if doc.get("fingerprint") == fingerprint(machine):
             known = {f.name for f in fields(CopyCosts)}
             cached = replace(DEFAULT, **{k: v for k, v in doc["costs"].items() if k in known})
             if cached.kernel_calibrated or not copy_kernel.available():
@@ -171,26 +179,36 @@ def _load_or_calibrate() -> CopyCosts:
     except (OSError, ValueError, TypeError, KeyError):
         pass
     try:
-        costs = calibrate()
+        costs = calibrate(machine=machine)
     except (MemoryError, OSError, RuntimeError):
-        return DEFAULT
+        return _fallback(machine)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"fingerprint": fingerprint(), "costs": asdict(costs)}, indent=1))
+        tmp.write_text(json.dumps({"fingerprint": fingerprint(machine), "costs": asdict(costs)}, indent=1))
         os.replace(tmp, path)
     except OSError:
         pass  # read-only home: keep the measurement for this process only
     return costs
 
 
-def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
-    """Measure the cost model's parameters, best of a few runs each: about 0.3 s on a quiet machine,
-    most of it faulting in and writing the ``mem_bytes`` buffer that memory rates need."""
+def _fallback(machine: Machine) -> CopyCosts:
+    """The bench machine's constants, for a run that does not measure; faked cache sizes still apply."""
+    return (
+        replace(DEFAULT, l2_bytes=machine.l2_bytes, llc_bytes=machine.llc_bytes) if machine.fake else DEFAULT
+    )
+
+
+def calibrate(mem_bytes: int = 64 << 20, machine: Machine | None = None) -> CopyCosts:
+    """Measure the cost model's parameters on ``machine``'s figures (default: this machine's), best of
+    a few runs each: about 0.3 s on a quiet machine, most of it faulting in and writing the
+    ``mem_bytes`` buffer that memory rates need."""
     from concurrent.futures import ThreadPoolExecutor
 
-    l2, llc = _cache_sizes()
-    block = max(4096, l2 // 2)  # a source that stays in L2
+    machine = machine or this_machine()
+    l2, llc = machine.l2_bytes, machine.llc_bytes
+    # A source that stays in L2; at least the 32 KiB the loop and chunk measurements below read.
+    block = max(32 << 10, l2 // 2)
     dst = np.empty(mem_bytes, np.uint8)
     dst.fill(1)
     src = np.arange(block // 8, dtype=np.uint64).view(np.uint8)
@@ -220,7 +238,10 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
     index = np.arange(n, dtype=np.intp) % (n // 8)
     gd = np.ndarray((n,), f"V{chunk}", dst, 0, (chunk,))
     t_g = _best(lambda: np.take(rows, index, out=gd, mode="clip"), 20, 7) / 20
-    t_c = _best(lambda: np.copyto(dst[: n * chunk], src[: n * chunk]), 20, 7) / 20
+    # The gather's bytes as plain memmoves, from a source that stays in L2 (repeated when L2 is small).
+    plain = min(n * chunk, src.size)
+    c_dst, c_src = dst[: n * chunk // plain * plain].reshape(-1, plain), src[:plain]
+    t_c = _best(lambda: np.copyto(c_dst, c_src), 20, 7) / 20
     gather = max(0.0, (t_g - t_c) / n)
 
     pool = ThreadPoolExecutor(max_workers=1)
@@ -246,7 +267,7 @@ def calibrate(mem_bytes: int = 64 << 20) -> CopyCosts:
     b_mem = rate(mem_bytes, src, 1)
     b_far = max(0.0, rate(mem_bytes - far.size, far) - b_mem)
     try:
-        if (os.cpu_count() or 1) > 1:
+        if machine.cpus > 1:
             thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
             b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
         else:
@@ -319,31 +340,3 @@ def _best(fn, inner: int, rounds: int) -> float:
             fn()
         best = min(best, time.perf_counter() - t0)
     return best
-
-
-def _cache_sizes() -> tuple[int, int]:
-    """(L2 per core, last-level cache) in bytes from sysfs, else the defaults."""
-    sizes = {}
-    base = Path("/sys/devices/system/cpu/cpu0/cache")
-    try:
-        for index in base.glob("index*"):
-            if (index / "type").read_text().strip() == "Instruction":
-                continue
-            level = int((index / "level").read_text())
-            text = (index / "size").read_text().strip().upper()
-            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-            sizes[level] = int(text.rstrip("KMG")) * mult
-    except (OSError, ValueError):
-        pass
-    l2 = sizes.get(2, DEFAULT.l2_bytes)
-    return l2, max(sizes.values(), default=DEFAULT.llc_bytes) if sizes else DEFAULT.llc_bytes
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"

@@ -2,7 +2,7 @@
 
 A tensor is a byte buffer; element ``(i0..in)`` lives at byte ``sum(i_k * Strides[k]) * elem_size``
 (DML_BUFFER_TENSOR_DESC). Tile copies bytes, so every DataType is moved as unsigned integers:
-bit-exact, NaN payloads included. The copy is planned once per compiled op (see ``plan``).
+bit-exact, NaN payloads included. The copy is planned once per compiled op (``copy_plan``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ from .buffers import (
     strided,
 )
 from .copy_kernel import StreamCall, address
-from .copy_plan import Plan, Step, element_type, make_plan, misaligned, view
+from .copy_plan import make_plan
+from .copy_steps import Plan, Step, element_type, misaligned, view
+from .costs import CopyCosts
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
@@ -67,6 +69,11 @@ class PlanRunner:
         # A one-thread plan runs in one call of the copy kernel when it is loaded: the same copies in
         # the same order, without NumPy's cost per call (about a microsecond per step).
         self._program = _program(plan) if self.serial and copy_kernel.available() else None
+
+    @property
+    def one_kernel_call(self) -> bool:
+        """Whether the whole plan runs as one call of the copy kernel."""
+        return self._program is not None
 
     def _cached(self) -> list[tuple]:
         """Per thread and step: (dst view, src view, gather index, fresh, guard). Views into temporaries
@@ -314,7 +321,8 @@ class NumpyTile(CompiledTile):
     backend = "numpy"
     provider = "numpy"
 
-    def __init__(self, desc: OperatorDesc, threads: int = 2):
+    def __init__(self, desc: OperatorDesc, threads: int = 2, costs: CopyCosts | None = None):
+        """``costs``: the cost model to plan with (default: this machine's, calibrated at first use)."""
         if isinstance(threads, bool) or not isinstance(threads, int) or threads not in (1, 2):
             raise DmlTileError(f"threads must be 1 or 2, got {threads!r}")
         super().__init__(desc)
@@ -328,15 +336,34 @@ class NumpyTile(CompiledTile):
         self.buffer_plan = (
             None
             if self.aliasing_output
-            else make_plan(t_in.sizes, desc.repeats, in_strides, out_strides, elem, threads=threads)
+            else make_plan(
+                t_in.sizes, desc.repeats, in_strides, out_strides, elem, threads=threads, costs=costs
+            )
         )
         packed_in = [s * elem for s in packed_strides(t_in.sizes)]
         packed_out = [s * elem for s in packed_strides(t_out.sizes)]
-        self.array_plan = make_plan(t_in.sizes, desc.repeats, packed_in, packed_out, elem, threads=threads)
+        self.array_plan = make_plan(
+            t_in.sizes, desc.repeats, packed_in, packed_out, elem, threads=threads, costs=costs
+        )
         self._buffers = PlanRunner(self.buffer_plan, threads) if self.buffer_plan else None
         self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
         self._last_fast: tuple | None = None
+
+    def plan_info(self) -> dict[str, Any]:
+        """How a call on arrays runs, as plain data: the outermost recipe (``kind``), the number of
+        steps, the phases split over two threads, whether the copy kernel streams any step, whether
+        the whole plan runs as one call of the copy kernel, and whether a call is just two reshapes
+        and one copy (small one-copy plans)."""
+        plan = self.array_plan
+        return {
+            "kind": plan.kind,
+            "steps": len(plan.steps),
+            "threads": sorted(plan.split),
+            "stream": any(step.stream for step in plan.steps),
+            "one_kernel_call": self._fast is None and self._arrays.one_kernel_call,
+            "reshape": self._fast is not None,
+        }
 
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Tile ``x`` into ``out`` or a new array (CompiledTile's contract); the common call, matching

@@ -4,7 +4,6 @@ any strided views, chosen by the planner only where its measured rate wins, and 
 from __future__ import annotations
 
 import ctypes
-import functools
 import json
 import os
 import shutil
@@ -16,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmltile
-from dmltile.execute import copy_kernel, costs
+from dmltile.execute import copy_kernel, copy_steps, costs, pricing
 from dmltile.execute import copy_plan as plan
 from dmltile.execute import numpy_backend as reference
+from tests.execute.machines import BENCH
 
 needs_kernel = pytest.mark.skipif(
     not copy_kernel.available(), reason=f"the copy kernel is not loaded: {copy_kernel.status()}"
@@ -98,14 +98,14 @@ def test_pieces_split_the_outer_axis():
     assert call.piece(2, 5).count == 3
 
 
-def inner_repeat_plan(threads: int, model: costs.CopyCosts) -> plan.Plan:
+def inner_repeat_plan(threads: int, model: costs.CopyCosts) -> copy_steps.Plan:
     # The bench's "inner repeat": (4096, 1) float32 tiled (1, 16384) into 256 MiB, each row one value.
     return plan.make_plan([4096, 1], [1, 16384], [4, 4], [65536, 4], 4, threads=threads, costs=model)
 
 
 @needs_kernel
 def test_outputs_in_memory_stream_and_small_ones_do_not():
-    model = replace_kernel(costs.DEFAULT)
+    model = replace_kernel(BENCH)
     big = inner_repeat_plan(2, model)
     assert all(step.stream for step in big.steps if step.dst == "out")
     small = plan.make_plan([64, 1], [1, 64], [4, 4], [256, 4], 4, threads=2, costs=model)
@@ -121,13 +121,12 @@ def test_without_the_kernel_plans_are_numpy_only(monkeypatch):
     copy_kernel._load.cache_clear()
     try:
         assert not copy_kernel.available() and "DMLTILE_KERNEL=0" in copy_kernel.status()
-        assert costs.DEFAULT.kernel_rate(1) == float("inf")
-        big = inner_repeat_plan(2, costs.DEFAULT)
+        assert BENCH.kernel_rate(1) == float("inf")
+        big = inner_repeat_plan(2, BENCH)
         assert not any(step.stream for step in big.steps)
-        forced = plan.make_plan([6, 5], [2, 3], [20, 4], [120, 4], 4, costs=costs.DEFAULT, prefer="stream")
+        forced = plan.make_plan([6, 5], [2, 3], [20, 4], [120, 4], 4, costs=BENCH, prefer="stream")
         assert not any(step.stream for step in forced.steps)
-        monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, costs=costs.DEFAULT))
-        op = reference.NumpyTile(dmltile.tile_desc([6, 5], [2, 3]), threads=2)
+        op = reference.NumpyTile(dmltile.tile_desc([6, 5], [2, 3]), threads=2, costs=BENCH)
         x = np.arange(30, dtype=np.float32).reshape(6, 5)
         assert np.array_equal(op(x), np.tile(x, [2, 3]))
     finally:
@@ -139,12 +138,11 @@ def test_a_cache_measured_without_the_kernel_is_measured_again_with_it(tmp_path,
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
     old = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=False)
-    (tmp_path / "copy-costs.json").write_text(
-        json.dumps({"fingerprint": costs.fingerprint(), "costs": asdict(old)})
-    )
+    costs.cache_file().write_text(json.dumps({"fingerprint": costs.fingerprint(), "costs": asdict(old)}))
     fresh = costs.CopyCosts(call_ns=456.0, calibrated=True, kernel_calibrated=True)
-    monkeypatch.setattr(costs, "calibrate", lambda: fresh)
+    monkeypatch.setattr(costs, "calibrate", lambda machine: fresh)
     monkeypatch.setattr(costs, "_costs", None)
     assert costs.machine_costs().call_ns == 456.0
 
@@ -171,7 +169,7 @@ def test_a_program_runs_its_steps_in_order_and_honours_their_guards(shift):
     expect_temp = np.repeat(x.reshape(4, 1, 4), 4, axis=1).reshape(4, 16)
     assert np.array_equal(temp.reshape(4, 16), expect_temp)
     assert np.array_equal(out[:64].reshape(4, 16), expect_temp[[3, 0, 0, 2]])
-    misaligned = plan.misaligned(out.ctypes.data + 256, x.ctypes.data)
+    misaligned = copy_steps.misaligned(out.ctypes.data + 256, x.ctypes.data)
     assert np.array_equal(out[64:], np.full(16, x[0]) if misaligned else x)
 
 
@@ -190,14 +188,14 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
     # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 16 MiB one is not.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
-    tie = replace_kernel(costs.DEFAULT, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0)
+    tie = replace_kernel(BENCH, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0)
     big = plan.make_plan(
         [1, 4096, 1024], [64, 1, 1], [4 << 22, 4096, 4], [4 << 22, 4096, 4], 4, threads=2, costs=tie
     )
     assert big.split and all(step.stream for step in big.steps)
     assert (
-        plan.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
-        > plan.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
+        pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
+        > pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
     )
 
 

@@ -4,7 +4,8 @@ The planner picks among direct broadcasting copies, banded copies (an L2-sized b
 source per call), gathers of whole rows (np.take), temporaries, in-place doubling and fan-out,
 each on one or two threads, by a cost model measured on the machine. A given machine only ever
 takes some of those paths, so here each kind is preferred wherever it applies and checked bit for
-bit on random descriptors (every dtype, padded, permuted and zero strides, padded outputs).
+bit on random descriptors (every dtype, padded, permuted and zero strides, padded outputs). Tests
+that assert which plan is chosen plan with cost models built in the test (``machines``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmltile
-from dmltile.execute import copy_kernel, costs
+from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs
 from dmltile.execute import copy_plan as plan
 from dmltile.execute import numpy_backend as reference
+from dmltile.execute.machine import Machine, this_machine
 from tests.exec_reference import DTYPES, descriptors
+from tests.execute.machines import BENCH, BENCH_NUMPY_ONLY
 from tests.execute.test_execution import assert_matches_naive
 
 KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
@@ -54,7 +57,7 @@ def forced(request, monkeypatch):
     if not kernel:
         monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
     prefer = tuple(kind.split("+")) + (("split",) if threads == 2 else ())
-    monkeypatch.setattr(plan, "SPLIT_CHUNK", 8)
+    monkeypatch.setattr(copy_axes, "SPLIT_CHUNK", 8)
     monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     return kind, threads, kernel
 
@@ -64,7 +67,8 @@ def forced(request, monkeypatch):
 def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
     _, threads, kernel = forced
     op = reference.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
-    assert (op._arrays._program is not None) == (kernel and not op.array_plan.split)  # who runs the plan
+    info = op.plan_info()  # who runs the plan: one kernel call unless it is split or two reshapes
+    assert info["one_kernel_call"] == (kernel and not info["threads"] and not info["reshape"])
     assert_matches_naive(op, desc, seed, poison)
     rng = np.random.default_rng(seed)
     dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])
@@ -85,7 +89,7 @@ def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
 @pytest.mark.parametrize("dtype", ["INT8", "FLOAT16", "FLOAT32", "UINT64"])
 def test_each_kind_is_really_taken(monkeypatch, kind, sizes, repeats, dtype):
     monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=(kind, "split")))
-    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=dtype), threads=2)
+    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=dtype), threads=2, costs=BENCH)
     p = op.array_plan
     assert p.kind == kind and p.split
     if kind == "band":
@@ -104,35 +108,94 @@ def test_unknown_kind_is_refused():
 
 def test_narrow_types_copy_wide_elements():
     # 128 int8 per row: the copy moves whole rows (one opaque element each, or uint64s), never bytes.
-    op = reference.NumpyTile(dmltile.tile_desc([1, 64, 128, 128], [1, 1, 2, 2], dtype="INT8"))
+    desc = dmltile.tile_desc([1, 64, 128, 128], [1, 1, 2, 2], dtype="INT8")
+    op = reference.NumpyTile(desc, costs=BENCH_NUMPY_ONLY)
     assert all(step.width >= 8 for step in op.array_plan.steps)
 
 
 def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
     fake = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=True)
-    monkeypatch.setattr(costs, "calibrate", lambda: fake)
+    monkeypatch.setattr(costs, "calibrate", lambda machine: fake)
     monkeypatch.setattr(costs, "_costs", None)
     assert costs.machine_costs() is fake
     doc = json.loads((tmp_path / "copy-costs.json").read_text())
     assert doc["costs"]["call_ns"] == 123.0 and doc["fingerprint"] == costs.fingerprint()
     monkeypatch.setattr(costs, "_costs", None)
-    monkeypatch.setattr(costs, "calibrate", lambda: pytest.fail("calibrated again despite the cache"))
+    monkeypatch.setattr(costs, "calibrate", lambda machine: pytest.fail("calibrated again despite the cache"))
     assert costs.machine_costs().call_ns == 123.0
     monkeypatch.setattr(costs, "_costs", None)
     monkeypatch.setenv("DMLTILE_CALIBRATE", "0")
     assert costs.machine_costs() == costs.DEFAULT
 
 
-def test_calibration_is_quick_and_sane():
-    measured = costs.calibrate(mem_bytes=16 << 20)
-    assert measured.calibrated and measured.call_ns > 0 and measured.byte_mem_ns > 0
-    assert measured.byte_ns(1 << 30) == measured.byte_mem_ns
+def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_path, monkeypatch):
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
+    monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
+    real = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=True)
+    (tmp_path / "copy-costs.json").write_text(json.dumps({"fingerprint": costs.fingerprint(), "costs": {}}))
+    before = (tmp_path / "copy-costs.json").read_text()
+    seen = []
+
+    def calibrate(machine):
+        seen.append(machine)
+        return costs.CopyCosts(l2_bytes=machine.l2_bytes, llc_bytes=machine.llc_bytes, calibrated=True)
+
+    monkeypatch.setattr(costs, "calibrate", calibrate)
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.setenv("DMLTILE_MACHINE", "l2=256KiB, llc=2MiB, cpus=1")
+    small = costs.machine_costs()
+    assert (small.l2_bytes, small.llc_bytes) == (256 << 10, 2 << 20) and seen[0].cpus == 1
+    assert costs.cache_file() != tmp_path / "copy-costs.json" and costs.cache_file().exists()
+    assert (tmp_path / "copy-costs.json").read_text() == before != real
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.setenv("DMLTILE_MACHINE", "llc=1GiB")
+    assert costs.machine_costs().llc_bytes == 1 << 30 and len(seen) == 2  # another fake: measured apart
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.setenv("DMLTILE_CALIBRATE", "0")  # the fixed constants take the faked caches too
+    assert costs.machine_costs() == dataclasses.replace(
+        costs.DEFAULT, llc_bytes=1 << 30, l2_bytes=seen[1].l2_bytes
+    )
+
+
+@pytest.mark.parametrize("text", ["llc=0", "llc=-2MiB", "llc=2 parsecs", "l3=2MiB", "cpus=2MiB", "llc"])
+def test_a_bad_machine_fake_is_refused_by_name(monkeypatch, text):
+    monkeypatch.setenv("DMLTILE_MACHINE", text)
+    with pytest.raises(dmltile.DmlTileError, match=f"DMLTILE_MACHINE: .*{text.split('=')[0]}"):
+        this_machine()
+
+
+@pytest.mark.parametrize(
+    "l2,llc,cpus",
+    [(16 << 10, 2 << 20, 1), (256 << 10, 2 << 20, 2), (2 << 20, 1 << 30, 2)],
+    ids=["16KiB-2MiB-1cpu", "256KiB-2MiB-2cpus", "2MiB-1GiB-2cpus"],
+)
+def test_calibration_measures_every_figure_on_the_given_machine(l2, llc, cpus):
+    # Small L2s too: the measurements must fit whatever block of L2 they are given.
+    measured = costs.calibrate(mem_bytes=16 << 20, machine=Machine(l2_bytes=l2, llc_bytes=llc, cpus=cpus))
+    assert measured.calibrated and (measured.l2_bytes, measured.llc_bytes) == (l2, llc)
+    rates = [v for k, v in dataclasses.asdict(measured).items() if k.endswith("_ns")]
+    assert all(0 <= v < math.inf for v in rates) and measured.call_ns > 0 and measured.byte_mem_ns > 0
+    if cpus == 1:  # one core: a second thread is never worth it
+        assert measured.handoff_ns > 1e9 and measured.byte_mem2_ns == measured.byte_mem_ns
+
+
+@pytest.mark.parametrize("llc", [2 << 20, 32 << 20, 1 << 30], ids=["2MiB", "32MiB", "1GiB"])
+def test_write_rates_follow_where_the_destination_lives(llc):
+    model = dataclasses.replace(BENCH, llc_bytes=llc, byte_l2_ns=0.01, byte_llc_ns=0.03, byte_mem_ns=0.08)
+    assert model.byte_ns(1024) == 0.01  # within half of L2
+    assert model.byte_ns(llc // 4) == pytest.approx(0.03)
+    assert model.byte_ns(4 * llc) == model.byte_ns(64 * llc) == 0.08  # far beyond the last-level cache
+    sizes = [1 << k for k in range(10, 40)]
+    assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
 def test_reused_arrays_see_new_contents():
     # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
-    op = reference.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1)
+    op = reference.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1, costs=BENCH)
     assert len(op.array_plan.steps) > 1  # a multi-step plan, run through the cached views
     x = np.arange(256, dtype=np.float32).reshape([2] * 8)
     out = np.empty(op.out_shape, np.float32)
@@ -153,13 +216,11 @@ def test_reused_arrays_see_new_contents():
 def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
     # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
     # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
-    # (NumPy's copies only: the copy kernel, which this machine may prefer here, never uses memmove.)
-    numpy_only = dataclasses.replace(costs.machine_costs(), kernel_byte_ns=math.inf, kernel_byte2_ns=math.inf)
+    # (NumPy's copies only: the copy kernel, which a machine may prefer here, never uses memmove.)
     prefer = "split" if threads == 2 else ()
-    monkeypatch.setattr(
-        reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer, costs=numpy_only)
-    )
-    op = reference.NumpyTile(dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32"), threads=threads)
+    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
+    desc = dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32")
+    op = reference.NumpyTile(desc, threads=threads, costs=BENCH_NUMPY_ONLY)
     assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
     raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
     raw_out = np.zeros(op.out_bytes + 128, np.uint8)
@@ -168,13 +229,13 @@ def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift)
     x = raw_x[x_at : x_at + 64 * 1024 * 4].view(np.float32).reshape(64, 1024)
     x[...] = np.arange(x.size, dtype=np.float32).reshape(x.shape)
     out = raw_out[out_at : out_at + op.out_bytes].view(np.float32).reshape(op.out_shape)
-    assert plan.misaligned(out.ctypes.data, x.ctypes.data) == (0 < shift < 32)
+    assert copy_steps.misaligned(out.ctypes.data, x.ctypes.data) == (0 < shift < 32)
     assert np.array_equal(op(x, out), np.tile(x, (3, 4)))
 
 
 def test_reused_arrays_on_the_one_copy_path():
-    op = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]))
-    assert op._fast is not None  # two reshapes and one copy, kept for arrays passed again
+    op = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]), costs=BENCH)
+    assert op.plan_info()["reshape"]  # two reshapes and one copy, kept for arrays passed again
     out = np.empty(op.out_shape, np.float32)
     for x in (
         np.arange(24, dtype=np.float32).reshape(2, 3, 4),

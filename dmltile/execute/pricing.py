@@ -1,0 +1,144 @@
+"""What one copy of a plan costs under the cost model's figures (``costs.CopyCosts``), in nanoseconds.
+
+A copy over some axes is priced three ways, each on one thread and split over two: as ``bands``
+``np.copyto`` calls, as a gather of whole rows (``np.take``), and, for a copy into the output, by
+the compiled copy kernel with streaming stores. The planner compares these prices; nothing here
+reads the machine, so the same figures always give the same prices.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .copy_axes import Axis, simplify, span, widen
+from .costs import CopyCosts
+
+# Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
+STREAM_SHARE_MIN = 64 << 20
+KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
+
+
+def step_cost(
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int = 1,
+    to_out: bool = False,
+    prefer: frozenset[str] = frozenset(),
+) -> tuple[float, float]:
+    """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
+    the cheaper of np.copyto and, for a copy into the output, the copy kernel.
+
+    ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
+    calls a banded copy makes; each band's source is then a block that stays in L2.
+    """
+    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer)
+    return min(one, k_one), min(two, k_two)
+
+
+def copy_ways(
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int,
+    to_out: bool,
+    prefer: frozenset[str],
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(numpy_cost, kernel_cost) of a copy; the kernel writes only into the output (infinite otherwise)."""
+    numpy = numpy_cost(axes, elem, costs, fresh, bands)
+    kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
+    return numpy, kernel
+
+
+def numpy_cost(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1
+) -> tuple[float, float]:
+    """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost)."""
+    w_axes, width = widen(axes, elem)
+    total = math.prod(a[0] for a in w_axes) if w_axes else 1
+    inner = w_axes[-1][0] if w_axes else 1
+    nbytes = bands * total * width
+    fixed = bands * (costs.call_ns + fresh * costs.view_ns)
+    per = bands * (
+        (total // inner) * costs.loop_ns + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
+    )
+    dst_span = max(span(w_axes, 1, width), nbytes)
+    far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
+    rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
+    if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
+        rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
+        if nbytes // 2 >= costs.stream_min:
+            rates[1] = costs.stream_ns
+    one = fixed + per + nbytes * (rates[0] + far)
+    splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
+    two = costs.handoff_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
+    return one, two
+
+
+def kernel_runs(axes: tuple[Axis, ...], elem: int) -> tuple[int, int]:
+    """(bytes per run, runs) of the copy kernel over ``axes``: the innermost axis is one run when it
+    is contiguous in the destination and contiguous or broadcast (a fill) in the source."""
+    total = math.prod(a[0] for a in axes) if axes else 1
+    if axes and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0)):
+        return axes[-1][0] * elem, total // axes[-1][0]
+    return elem, total
+
+
+def kernel_cost(
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int = 1,
+    prefer: frozenset[str] = frozenset(),
+) -> tuple[float, float]:
+    """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded
+    or its runs are too short for whole streamed lines; ``prefer`` with "stream" makes it near free."""
+    rate = costs.kernel_rate(1)
+    if math.isinf(rate) or not axes:
+        return math.inf, math.inf
+    merged = simplify(axes)
+    run, runs = kernel_runs(merged, elem)
+    if run < KERNEL_MIN_RUN and "stream" not in prefer:
+        return math.inf, math.inf
+    nbytes = bands * runs * run
+    fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
+    per = bands * runs * costs.kernel_run_ns
+    far = costs.src_ns(span(merged, 2, elem), nbytes) if bands == 1 else 0.0
+    one = fixed + per + nbytes * (rate + far)
+    splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
+    two = (
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far) if splittable else math.inf
+    )
+    if splittable and nbytes >= STREAM_SHARE_MIN and costs.kernel_rate(2) <= 1.1 * costs.kernel_rate(1):
+        # A tie (within 10%: calibration noise) goes to two threads. On the project's VM two threads
+        # streaming into 64 or 256 MiB are no faster than one, but into 1 GiB 1.9x faster (fill alike):
+        # the 64 MiB calibration cannot see that, and pieces shared through a counter cost a busy
+        # second core one piece at most.
+        two = min(two, one * 0.999)
+    if "stream" in prefer:
+        return one * 1e-9, two * 1e-9
+    return one, two
+
+
+def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
+    """Estimated ns of a gather over ``axes`` on one thread and split over two (see step_cost)."""
+    chunk = axes[-1][0] * elem
+    count = math.prod(a[0] for a in axes[:-1])
+    nbytes = count * chunk
+    fixed = costs.call_ns + fresh * costs.view_ns
+    per = count * costs.gather_ns
+    far = costs.src_ns(span(axes, 2, elem), nbytes)
+    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    two = (
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
+        if count > 1
+        else math.inf
+    )
+    return one, two
+
+
+def _contiguous_1d(w_axes, width: int) -> bool:
+    return len(w_axes) == 1 and w_axes[0][1] == w_axes[0][2] == width
