@@ -302,7 +302,7 @@ def human(n: int) -> str:
     return f"{n:g} TiB"
 
 
-# ---- buffer-mode peak memory (issue 14) ------------------------------------------------------
+# ---- buffer-mode peak memory ----------------------------------------------------------------
 # Separate from the timing columns above: each case runs in a fresh child process, which reports
 # its peak resident memory (VmHWM; ru_maxrss survives execve, so it could be this parent's) above
 # what it held after its imports: what the run itself allocated at its worst. Target: <= 2x the buffer.

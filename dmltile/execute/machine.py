@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import platform
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DmlTileError
@@ -51,13 +51,15 @@ def faked(real: Machine, text: str) -> Machine:
         if key not in ("l2", "llc", "cpus"):
             raise DmlTileError(f"{ENV}: unknown figure {key!r} in {text!r}; known: l2, llc, cpus")
         figures[key] = _count(value, key, text)
-    machine = replace(
-        real,
-        l2_bytes=figures.get("l2", real.l2_bytes),
-        llc_bytes=figures.get("llc", real.llc_bytes),
-        cpus=figures.get("cpus", real.cpus),
-    )
-    return replace(machine, fake=",".join(f"{k}={v}" for k, v in sorted(figures.items())))
+    llc = figures.get("llc", real.llc_bytes)
+    # The last level is the largest: a faked small one takes L2 down with it unless L2 is given too.
+    l2 = figures.get("l2", min(real.l2_bytes, llc))
+    if l2 > llc:
+        raise DmlTileError(
+            f"{ENV}: l2={l2} is larger than llc={llc} in {text!r}; the last level is the largest"
+        )
+    fake = ",".join(f"{k}={v}" for k, v in sorted(figures.items()))
+    return Machine(l2, llc, figures.get("cpus", real.cpus), fake)
 
 
 def _count(value: str, key: str, text: str) -> int:

@@ -15,9 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmltile
-from dmltile.execute import copy_kernel, copy_steps, costs, pricing
+from dmltile.execute import copy_kernel, copy_steps, costs, numpy_backend, pricing
 from dmltile.execute import copy_plan as plan
-from dmltile.execute import numpy_backend as reference
 from tests.execute.machines import BENCH
 
 needs_kernel = pytest.mark.skipif(
@@ -126,7 +125,7 @@ def test_without_the_kernel_plans_are_numpy_only(monkeypatch):
         assert not any(step.stream for step in big.steps)
         forced = plan.make_plan([6, 5], [2, 3], [20, 4], [120, 4], 4, costs=BENCH, prefer="stream")
         assert not any(step.stream for step in forced.steps)
-        op = reference.NumpyTile(dmltile.tile_desc([6, 5], [2, 3]), threads=2, costs=BENCH)
+        op = numpy_backend.NumpyTile(dmltile.tile_desc([6, 5], [2, 3]), threads=2, costs=BENCH)
         x = np.arange(30, dtype=np.float32).reshape(6, 5)
         assert np.array_equal(op(x), np.tile(x, [2, 3]))
     finally:
@@ -210,7 +209,7 @@ def test_an_input_inside_the_output_is_read_first(monkeypatch, kernel, sizes, re
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
     if not kernel:
         monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
-    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype="UINT16"), threads=1)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype="UINT16"), threads=1)
     out = np.arange(int(np.prod(op.out_shape)), dtype=np.uint16).reshape(op.out_shape)
     n = int(np.prod(sizes))
     x = out.reshape(-1)[n : 2 * n].reshape(sizes)  # inside the output, not at its start

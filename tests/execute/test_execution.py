@@ -15,9 +15,8 @@ from hypothesis import strategies as st
 
 import dmltile
 from dmltile.execute import compile as compile_module
-from dmltile.execute import copy_axes, limits
+from dmltile.execute import copy_axes, limits, numpy_backend
 from dmltile.execute import copy_plan as plan
-from dmltile.execute import numpy_backend as reference
 from dmltile.execute.buffers import POISON_BYTE
 from dmltile.validate import api as validate_api
 from tests.exec_reference import DTYPES, SENTINEL, descriptors, run_naive
@@ -164,9 +163,9 @@ def test_broadcast_input_strides_read_one_element():
 
 
 def test_large_output_split_across_two_threads(monkeypatch):
-    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer="split"))
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer="split"))
     x = np.arange(3 * 700, dtype=np.int16).reshape(3, 700)
-    op = reference.NumpyTile(dmltile.tile_desc([3, 700], [5, 3], dtype="INT16"), threads=2, costs=BENCH)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([3, 700], [5, 3], dtype="INT16"), threads=2, costs=BENCH)
     assert op.array_plan.split and op.buffer_plan.split
     assert np.array_equal(op(x), np.tile(x, (5, 3)))
     out = bytearray(op.out_bytes)
@@ -177,7 +176,7 @@ def test_large_output_split_across_two_threads(monkeypatch):
 def test_call_with_out_allocates_nothing():
     # What a call allocates depends on the plan (views of arrays this large are built per call, per
     # band): planned for a machine written here, as compile() plans for this one.
-    op = reference.NumpyTile(dmltile.tile_desc([1, 64, 64, 64], [1, 1, 2, 2]), costs=BENCH)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([1, 64, 64, 64], [1, 1, 2, 2]), costs=BENCH)
     x = np.ones((1, 64, 64, 64), np.float32)
     out = np.empty(op.out_shape, np.float32)
     op(x, out)  # warm up: per-thread temporaries, if the plan has any, are made once
@@ -275,12 +274,12 @@ def test_compile_reports_invalid_descriptors_and_options():
 def test_plan_merges_axes_into_few_large_chunks():
     # (1, 4096, 1024) x (64, 1, 1): size-1 axes dropped and the data axes merged, so every copy
     # moves large contiguous chunks (a band of the 16 MiB input, or more) rather than rows.
-    op = reference.NumpyTile(dmltile.tile_desc([1, 4096, 1024], [64, 1, 1]), costs=BENCH)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([1, 4096, 1024], [64, 1, 1]), costs=BENCH)
     assert len(op.array_plan.steps) <= 256
     assert all(
         len(step.shape) <= 2 and step.shape[-1] * step.width >= 16 << 10 for step in op.array_plan.steps
     )
-    tiny = reference.NumpyTile(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]), costs=BENCH)
+    tiny = numpy_backend.NumpyTile(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3]), costs=BENCH)
     assert len(tiny.array_plan.steps) == 1 and len(tiny.array_plan.steps[0].shape) <= 4
 
 
@@ -289,7 +288,9 @@ def eager_pretiling(monkeypatch):
     """A planner that pre-tiles (temporaries, in-place doubling or fan-out) wherever it may, so that
     those plans meet the naive loop on small random descriptors too."""
     monkeypatch.setattr(copy_axes, "SPLIT_CHUNK", 8)
-    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=("temp", "double")))
+    monkeypatch.setattr(
+        numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=("temp", "double"))
+    )
     plan._best.cache_clear()
     yield plan
     plan._best.cache_clear()
@@ -307,7 +308,7 @@ def test_pretiling_plans_match_the_naive_loop(eager_pretiling, desc, seed):
 
 
 def test_eager_planner_really_pretiles(eager_pretiling):
-    steps = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [3, 2, 2]), costs=BENCH).array_plan.steps
+    steps = numpy_backend.NumpyTile(dmltile.tile_desc([2, 3, 4], [3, 2, 2]), costs=BENCH).array_plan.steps
     assert len(steps) > 1 and any(step.src != "in" for step in steps)
 
 

@@ -1,5 +1,5 @@
 """API misuse gets the library's own errors, .npy and buffer reads are bounded by the file's real
-size, and buffer-mode runs take memory in proportion to the output buffer (issue 14)."""
+size, and buffer-mode runs take memory in proportion to the output buffer."""
 
 from __future__ import annotations
 

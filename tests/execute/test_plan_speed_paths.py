@@ -21,10 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmltile
-from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs
+from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs, numpy_backend
 from dmltile.execute import copy_plan as plan
-from dmltile.execute import numpy_backend as reference
-from dmltile.execute.machine import Machine, this_machine
+from dmltile.execute.machine import Machine, faked, this_machine
 from tests.exec_reference import DTYPES, descriptors
 from tests.execute.machines import BENCH, BENCH_NUMPY_ONLY
 from tests.execute.test_execution import assert_matches_naive
@@ -58,7 +57,7 @@ def forced(request, monkeypatch):
         monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
     prefer = tuple(kind.split("+")) + (("split",) if threads == 2 else ())
     monkeypatch.setattr(copy_axes, "SPLIT_CHUNK", 8)
-    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     return kind, threads, kernel
 
 
@@ -66,7 +65,7 @@ def forced(request, monkeypatch):
 @given(desc=descriptors(), seed=st.integers(0, 2**32 - 1), poison=st.booleans())
 def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
     _, threads, kernel = forced
-    op = reference.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
+    op = numpy_backend.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
     info = op.plan_info()  # who runs the plan: one kernel call unless it is split or two reshapes
     assert info["one_kernel_call"] == (kernel and not info["threads"] and not info["reshape"])
     assert_matches_naive(op, desc, seed, poison)
@@ -88,8 +87,8 @@ def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
 )
 @pytest.mark.parametrize("dtype", ["INT8", "FLOAT16", "FLOAT32", "UINT64"])
 def test_each_kind_is_really_taken(monkeypatch, kind, sizes, repeats, dtype):
-    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=(kind, "split")))
-    op = reference.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=dtype), threads=2, costs=BENCH)
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=(kind, "split")))
+    op = numpy_backend.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=dtype), threads=2, costs=BENCH)
     p = op.array_plan
     assert p.kind == kind and p.split
     if kind == "band":
@@ -109,7 +108,7 @@ def test_unknown_kind_is_refused():
 def test_narrow_types_copy_wide_elements():
     # 128 int8 per row: the copy moves whole rows (one opaque element each, or uint64s), never bytes.
     desc = dmltile.tile_desc([1, 64, 128, 128], [1, 1, 2, 2], dtype="INT8")
-    op = reference.NumpyTile(desc, costs=BENCH_NUMPY_ONLY)
+    op = numpy_backend.NumpyTile(desc, costs=BENCH_NUMPY_ONLY)
     assert all(step.width >= 8 for step in op.array_plan.steps)
 
 
@@ -161,11 +160,20 @@ def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_
     )
 
 
-@pytest.mark.parametrize("text", ["llc=0", "llc=-2MiB", "llc=2 parsecs", "l3=2MiB", "cpus=2MiB", "llc"])
+@pytest.mark.parametrize(
+    "text", ["llc=0", "llc=-2MiB", "llc=2 parsecs", "l3=2MiB", "cpus=2MiB", "llc", "l2=4MiB,llc=2MiB"]
+)
 def test_a_bad_machine_fake_is_refused_by_name(monkeypatch, text):
     monkeypatch.setenv("DMLTILE_MACHINE", text)
     with pytest.raises(dmltile.DmlTileError, match=f"DMLTILE_MACHINE: .*{text.split('=')[0]}"):
         this_machine()
+
+
+def test_a_fake_replaces_only_the_figures_it_names():
+    real = Machine(l2_bytes=2 << 20, llc_bytes=480 << 20, cpus=2)
+    assert faked(real, "llc=1GiB") == Machine(2 << 20, 1 << 30, 2, "llc=1073741824")
+    assert faked(real, "cpus=1, l2=512K") == Machine(512 << 10, 480 << 20, 1, "cpus=1,l2=524288")
+    assert faked(real, "llc=1MiB").l2_bytes == 1 << 20  # a last level smaller than L2 takes L2 down
 
 
 @pytest.mark.parametrize(
@@ -195,7 +203,7 @@ def test_write_rates_follow_where_the_destination_lives(llc):
 
 def test_reused_arrays_see_new_contents():
     # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
-    op = reference.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1, costs=BENCH)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1, costs=BENCH)
     assert len(op.array_plan.steps) > 1  # a multi-step plan, run through the cached views
     x = np.arange(256, dtype=np.float32).reshape([2] * 8)
     out = np.empty(op.out_shape, np.float32)
@@ -218,9 +226,9 @@ def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift)
     # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
     # (NumPy's copies only: the copy kernel, which a machine may prefer here, never uses memmove.)
     prefer = "split" if threads == 2 else ()
-    monkeypatch.setattr(reference, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     desc = dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32")
-    op = reference.NumpyTile(desc, threads=threads, costs=BENCH_NUMPY_ONLY)
+    op = numpy_backend.NumpyTile(desc, threads=threads, costs=BENCH_NUMPY_ONLY)
     assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
     raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
     raw_out = np.zeros(op.out_bytes + 128, np.uint8)
@@ -234,7 +242,7 @@ def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift)
 
 
 def test_reused_arrays_on_the_one_copy_path():
-    op = reference.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]), costs=BENCH)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([2, 3, 4], [1, 2, 3]), costs=BENCH)
     assert op.plan_info()["reshape"]  # two reshapes and one copy, kept for arrays passed again
     out = np.empty(op.out_shape, np.float32)
     for x in (
