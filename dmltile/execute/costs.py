@@ -5,9 +5,9 @@ and any view built per call), a part per inner loop of NumPy's iteration and per
 element (one memmove each), and a part per byte written, whose rate depends on where the
 destination lives (L2, the last-level cache or memory), on whether the source stays in cache, and
 on how many threads write. Calibration measures all of those in well under a second and stores them in
-a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overrides it); when the
-file cannot be read or written, or ``DMLTILE_CALIBRATE=0``, fixed constants measured on the
-project's bench machine stand in.
+a small JSON file under the user's cache directory (``DMLTILE_CACHE_DIR`` overrides it; when it
+cannot be written the measurement serves the process). When calibration fails, or with
+``DMLTILE_CALIBRATE=0``, fixed constants measured on the project's bench machine stand in.
 
 When the compiled copy kernel is loaded (``copy_kernel``), calibration also measures its call
 cost, its cost per run and its streaming write rate on one and two threads; without it those rates

@@ -291,9 +291,6 @@ def eager_pretiling(monkeypatch):
     monkeypatch.setattr(
         numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=("temp", "double"))
     )
-    plan._best.cache_clear()
-    yield plan
-    plan._best.cache_clear()
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

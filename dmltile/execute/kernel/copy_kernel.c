@@ -195,7 +195,7 @@ EXPORT int dmltile_stream_copy(char *dst, const char *src, int ndim, const int64
     return code;
 }
 
-/* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_plan.py's
+/* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_steps.py's
  * misaligned alternatives avoid: the destination 8-24 bytes (mod 64) past the source. */
 static int misaligned(const char *d, const char *s) {
     int64_t k = (int64_t)(((uintptr_t)d - (uintptr_t)s) & 63);
