@@ -135,8 +135,9 @@ def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
     monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
     real = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=True)
-    (tmp_path / "copy-costs.json").write_text(json.dumps({"fingerprint": costs.fingerprint(), "costs": {}}))
-    before = (tmp_path / "copy-costs.json").read_text()
+    real_file = tmp_path / "copy-costs.json"
+    real_file.write_text(json.dumps({"fingerprint": costs.fingerprint(), "costs": dataclasses.asdict(real)}))
+    before = real_file.read_text()
     seen = []
 
     def calibrate(machine):
@@ -146,18 +147,22 @@ def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_
     monkeypatch.setattr(costs, "calibrate", calibrate)
     monkeypatch.setattr(costs, "_costs", None)
     monkeypatch.setenv("DMLTILE_MACHINE", "l2=256KiB, llc=2MiB, cpus=1")
-    small = costs.machine_costs()
-    assert (small.l2_bytes, small.llc_bytes) == (256 << 10, 2 << 20) and seen[0].cpus == 1
-    assert costs.cache_file() != tmp_path / "copy-costs.json" and costs.cache_file().exists()
-    assert (tmp_path / "copy-costs.json").read_text() == before != real
+    small = costs.machine_costs()  # measured on the faked figures, not read from the real file
+    assert (small.l2_bytes, small.llc_bytes, small.call_ns) == (256 << 10, 2 << 20, costs.DEFAULT.call_ns)
+    assert seen[0].cpus == 1 and costs.cache_file() != real_file and costs.cache_file().exists()
     monkeypatch.setattr(costs, "_costs", None)
     monkeypatch.setenv("DMLTILE_MACHINE", "llc=1GiB")
     assert costs.machine_costs().llc_bytes == 1 << 30 and len(seen) == 2  # another fake: measured apart
+    assert real_file.read_text() == before
     monkeypatch.setattr(costs, "_costs", None)
     monkeypatch.setenv("DMLTILE_CALIBRATE", "0")  # the fixed constants take the faked caches too
     assert costs.machine_costs() == dataclasses.replace(
         costs.DEFAULT, llc_bytes=1 << 30, l2_bytes=seen[1].l2_bytes
     )
+    monkeypatch.setattr(costs, "_costs", None)
+    monkeypatch.delenv("DMLTILE_CALIBRATE")
+    monkeypatch.delenv("DMLTILE_MACHINE")
+    assert costs.machine_costs() == real and len(seen) == 2  # the real machine's, untouched
 
 
 @pytest.mark.parametrize(
