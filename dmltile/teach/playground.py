@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from html import escape
-from importlib import resources
 from typing import Any
 
 from ..core.enums import DataType, FeatureLevel
@@ -20,7 +19,7 @@ from ..validate.build import tile_desc
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from .exercises import EXERCISES, check_exercise, form_document
 from .explain import Explanation, explain, map_index
-from .html import CSS, SCRIPT, explanation_html
+from .html import CSS, SCRIPT, asset, explanation_html
 from .picture import Picture, build_picture
 
 
@@ -103,11 +102,6 @@ def _options(values: list[str], selected: str) -> str:
     return "".join(f"<option{' selected' if v == selected else ''}>{escape(v)}</option>" for v in values)
 
 
-def _asset(name: str) -> str:
-    """A file of the page shipped beside this module (``static/``), read from the installed package."""
-    return resources.files("dmltile.teach").joinpath("static").joinpath(name).read_text(encoding="utf-8")
-
-
 def _json_in_script(data: Any) -> str:
     """JSON that can sit inside a <script> element: no "</" can close it early."""
     return json.dumps(data).replace("</", "<\\/")
@@ -148,9 +142,9 @@ def playground_page() -> str:
     data = _json_in_script({"exercises": EXERCISES, "start": start, "level": "6.4"})
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>dmltile playground</title>'
-        f"<style>{_asset('playground.css')}{CSS}</style><script>{SCRIPT}</script>"
+        f"<style>{asset('playground.css')}{CSS}</style><script>{SCRIPT}</script>"
         f'<script id="playground-data" type="application/json">{data}</script>'
-        f"<script>{_asset('playground.js')}</script></head><body>"
+        f"<script>{asset('playground.js')}</script></head><body>"
         "<header><h1>dmltile playground: DirectML Tile (DML_TILE_OPERATOR_DESC)</h1></header><main>"
         f"<section>{form}<h3>Exercises</h3>{exercises}"
         '<h3>The document sent</h3><pre id="doc-json"></pre></section>'
