@@ -53,7 +53,7 @@ class LoweringPlan:
 
     @property
     def status(self) -> str:
-        """``"dispatch"``, ``"empty"`` or ``"unsupported"`` (``node_report.PLAN_STATUSES``)."""
+        """``"dispatch"``, ``"empty"`` or ``"unsupported"``."""
         if self.descriptor is not None:
             return DISPATCH
         return UNSUPPORTED if self.unsupported_reason else EMPTY

@@ -12,8 +12,8 @@ Every framework's node is judged on the same ladder, worst rung first (``settle`
 framework rejects the node (``invalid``), a reason the element type keeps it off DirectML
 (``cpu-fallback`` or ``invalid``), an empty output, values known only at run time, else
 ``dispatch``. A feature level can only make the verdict worse (``worse``): ``invalid`` and
-``cpu-fallback`` are SETTLED whatever the level. ``lower()`` speaks of one node at one level and
-says ``unsupported`` where a model's node would fall back to the CPU (``PLAN_STATUSES``).
+``cpu-fallback`` are SETTLED whatever the level. ``lower()`` speaks of one node at one level:
+``dispatch``, ``empty``, or ``unsupported`` where a model's node would fall back to the CPU.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ PER_VALUE = "dispatch-per-value"
 EMPTY = "empty"
 CPU_FALLBACK = "cpu-fallback"
 INVALID = "invalid"
-UNSUPPORTED = "unsupported"
+UNSUPPORTED = "unsupported"  # lower()'s word for a level that has no descriptor for the node
 
 STATUSES = (DISPATCH, PER_VALUE, EMPTY, CPU_FALLBACK, INVALID)  # best first
 RUNS_ON_GPU = (DISPATCH, PER_VALUE, EMPTY)  # nothing of the node runs on the CPU
 SETTLED = (CPU_FALLBACK, INVALID)  # verdicts of the node itself, the same at every feature level
-PLAN_STATUSES = (DISPATCH, EMPTY, UNSUPPORTED)  # lower()'s verdict for one node at one level
 
 
 def worse(a: str, b: str) -> str:

@@ -70,31 +70,29 @@ class Axis:
     def copy_of(self, tick: int) -> int:
         return tick // self.copy_size
 
-    def blocks(self) -> list[tuple[int, int]]:
-        """(first, end) positions of each copy of the input along the axis; an elision between two
-        copies is a block of its own, one inside a copy belongs to it."""
+    def block_ids(self) -> list[object]:
+        """Which copy of the input each drawn position belongs to; an elision between two copies is
+        a block of its own, one inside a copy belongs to it."""
         ids: list[object] = []
         for p, t in enumerate(self.ticks):
             if t is not None:
                 ids.append(self.copy_of(t))
-            else:
-                before, after = self.ticks[p - 1], self.ticks[p + 1]
-                assert before is not None and after is not None  # elisions sit between shown ticks
-                a, b = self.copy_of(before), self.copy_of(after)
-                ids.append(a if a == b else ("gap", p))
+                continue
+            before, after = self.ticks[p - 1], self.ticks[p + 1]
+            assert before is not None and after is not None  # elisions sit between shown ticks
+            a, b = self.copy_of(before), self.copy_of(after)
+            ids.append(a if a == b else ("gap", p))
+        return ids
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """(first, end) positions of each block of ``block_ids``."""
+        ids = self.block_ids()
         spans, start = [], 0
         for p in range(1, len(ids) + 1):
             if p == len(ids) or ids[p] != ids[p - 1]:
                 spans.append((start, p))
                 start = p
         return spans
-
-    def skipped(self, position: int) -> tuple[int, int]:
-        """The first and last coordinate an elision at ``position`` leaves out."""
-        before = self.ticks[position - 1] if position > 0 else -1
-        after = self.ticks[position + 1] if position + 1 < len(self.ticks) else self.size
-        assert before is not None and after is not None
-        return before + 1, after - 1
 
 
 @dataclass(frozen=True)

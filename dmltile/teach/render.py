@@ -15,21 +15,7 @@ from rich.text import Text
 
 from ..core.operator import OperatorDesc
 from .explain import Explanation, rule_text
-from .picture import PALETTE, Axis, Cell, Grid, Picture, Segment, Strip, build_picture, key
-
-
-def _block_ids(axis: Axis) -> list[object]:
-    """Which copy each drawn position belongs to; an elision between two copies is its own block."""
-    ids: list[object] = []
-    for p, t in enumerate(axis.ticks):
-        if t is not None:
-            ids.append(axis.copy_of(t))
-            continue
-        before, after = axis.ticks[p - 1], axis.ticks[p + 1]
-        assert before is not None and after is not None
-        same = axis.copy_of(before) == axis.copy_of(after)
-        ids.append(axis.copy_of(before) if same else ("gap", p))
-    return ids
+from .picture import PALETTE, Cell, Grid, Picture, Segment, Strip, build_picture, key
 
 
 def _cell_text(cell: Cell, width: int) -> Text:
@@ -42,7 +28,7 @@ def _cell_text(cell: Cell, width: int) -> Text:
 
 def grid_text(grid: Grid, width: int) -> Text:
     """One grid with box lines around every copy of the input, coordinates along the top and left."""
-    cols, rows = _block_ids(grid.cols), _block_ids(grid.rows)
+    cols, rows = grid.cols.block_ids(), grid.rows.block_ids()
     cell_w = width + 2
     lead_w = max(len(str(grid.rows.size - 1)), 1) + 1
     starts = [p for p in range(len(cols)) if p == 0 or cols[p] != cols[p - 1]]
