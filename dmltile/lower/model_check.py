@@ -1,6 +1,7 @@
 """check_model(): what onnxruntime's DirectML execution provider does with every Tile node of a model.
 
-Each node gets one verdict (``status``):
+Each node gets one verdict (``status``, judged on the ladder in ``node_report``); for the provider
+they mean:
 * ``dispatch``: the provider runs it as the DirectML Tile in ``descriptor``, compiled once (at
   session creation, inside the fused DirectML graph, when its repeats are an initializer and its
   shapes are static).
