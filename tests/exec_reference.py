@@ -1,14 +1,15 @@
-"""Independent references for the execution tests: a naive per-element Tile over byte buffers,
-and a generator of random valid descriptors with padded/zero input strides and padded, permuted
-output strides. Nothing here uses dmltile's planner."""
+"""References for the execution tests: the expected output buffer by the package's per-element
+definition of Tile (``dmltile.execute.reference``, which uses no planner), and a generator of random
+valid descriptors with padded/zero input strides and padded, permuted output strides."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 from hypothesis import strategies as st
+
+from dmltile.execute.reference import ReferenceTile
 
 # DirectML Tile's data types (DML_TILE_OPERATOR_DESC, feature level 4.1) and their NumPy twins.
 DTYPES = {
@@ -24,16 +25,6 @@ DTYPES = {
     "INT64": "int64",
 }
 SENTINEL = 0xAB
-
-
-def naive_tile(
-    in_bytes: bytes, out_bytes: bytearray, elem: int, in_sizes, in_strides, out_sizes, out_strides
-) -> None:
-    """out[i] = in[i mod s] element by element: element i of a tensor sits at byte sum(i_k*stride_k)*elem."""
-    for out_index in itertools.product(*(range(n) for n in out_sizes)):
-        src = sum((o % s) * st for o, s, st in zip(out_index, in_sizes, in_strides, strict=False)) * elem
-        dst = sum(o * st for o, st in zip(out_index, out_strides, strict=False)) * elem
-        out_bytes[dst : dst + elem] = in_bytes[src : src + elem]
 
 
 def dword(n: int) -> int:
@@ -101,11 +92,10 @@ def run_naive(
     desc: dict, in_buf: bytes, out_len: int, fill: int = SENTINEL, poison: int | None = None
 ) -> bytearray:
     """The expected output buffer: ``fill`` everywhere, ``poison`` over TotalTensorSizeInBytes when given,
-    then every output element written by the naive loop."""
-    t_in, t_out = desc["InputTensor"], desc["OutputTensor"]
-    elem = np.dtype(DTYPES[t_in["DataType"]]).itemsize
+    then every output element written by the per-element definition."""
+    total = desc["OutputTensor"]["TotalTensorSizeInBytes"]
     expected = bytearray([fill]) * out_len
     if poison is not None:
-        expected[: t_out["TotalTensorSizeInBytes"]] = bytes([poison]) * t_out["TotalTensorSizeInBytes"]
-    naive_tile(in_buf, expected, elem, t_in["Sizes"], t_in["Strides"], t_out["Sizes"], t_out["Strides"])
+        expected[:total] = bytes([poison]) * total
+    ReferenceTile(desc).run_buffers(in_buf, expected)
     return expected

@@ -1,7 +1,8 @@
-"""The package's layering: each folder is one layer and imports only from the layers below it.
+"""The package's layering: each folder is one layer and imports only from the layers below it, and
+no module imports itself through others (no import cycle, inside a layer either).
 
 Every import statement of every module is read with ``ast`` (those inside functions too), resolved
-to the dmltile module it names, and checked against the layer order.
+to the dmltile module it names, and checked against the layer order and for cycles.
 """
 
 from __future__ import annotations
@@ -93,6 +94,83 @@ def test_the_checker_sees_upward_imports_inside_functions(tmp_path):
     found = [t for _, t in imported_modules(probe, "dmltile.core.probe")]
     assert found == ["dmltile.teach.explain", "dmltile.cli.app"]
     assert all(layer_of(t) > layer_of("dmltile.core") for t in found)
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle of the import graph as one of its paths (``a -> b -> a``), one per strongly
+    connected group of modules (Tarjan's algorithm); a module importing itself is a cycle too."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in sorted(graph.get(module, ())):
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            group = []
+            while not group or group[-1] != module:
+                group.append(stack.pop())
+            if len(group) > 1 or module in graph.get(module, ()):
+                cycles.append(cycle_path(graph, set(group), module))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def cycle_path(graph: dict[str, set[str]], group: set[str], start: str) -> list[str]:
+    """A path from ``start`` back to itself through the modules of ``group`` (breadth first)."""
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        module = frontier.pop(0)
+        for target in sorted(graph.get(module, ()) & group):
+            if target == start:
+                return [*paths[module], start]
+            if target not in paths:
+                paths[target] = [*paths[module], target]
+                frontier.append(target)
+    raise AssertionError(f"{start} is in no cycle of {sorted(group)}")
+
+
+def import_graph(paths) -> dict[str, set[str]]:
+    """Module name -> the dmltile modules it imports (the public API's __init__ left out: it imports
+    every layer on purpose and nothing inside the layers may import it)."""
+    return {
+        module_name(p): {t for _, t in imported_modules(p) if t != "dmltile"}
+        for p in paths
+        if module_name(p) != "dmltile"
+    }
+
+
+def test_no_import_cycle():
+    cycles = import_cycles(import_graph(MODULES))
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_checker_sees_a_cycle_through_a_lazy_import(tmp_path):
+    (tmp_path / "a.py").write_text("from .b import f\n")
+    (tmp_path / "b.py").write_text("def f():\n    from .c import g\n")
+    (tmp_path / "c.py").write_text("from dmltile.lower.a import h\n")
+    (tmp_path / "d.py").write_text("from .a import f\n")
+    graph = {
+        f"dmltile.lower.{p.stem}": {t for _, t in imported_modules(p, f"dmltile.lower.{p.stem}")}
+        for p in tmp_path.glob("*.py")
+    }
+    assert import_cycles(graph) == [
+        ["dmltile.lower.a", "dmltile.lower.b", "dmltile.lower.c", "dmltile.lower.a"]
+    ]
+    del graph["dmltile.lower.c"]
+    assert import_cycles(graph) == []
+    assert import_cycles({"dmltile.core.x": {"dmltile.core.x"}}) == [["dmltile.core.x", "dmltile.core.x"]]
 
 
 def test_the_top_level_holds_only_the_api_the_errors_and_the_layers():

@@ -32,6 +32,8 @@ def test_wheel_contains_the_tables(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "dmltile/feature_levels/tile.toml" in names and "dmltile/feature_levels/levels.toml" in names
     assert "dmltile/feature_levels/operator_types.txt" in names
+    for page in ("playground.js", "playground.css", "explanation.js", "explanation.css"):
+        assert f"dmltile/teach/static/{page}" in names  # the teaching pages' script and styles
     for report in ("validate", "check", "levels", "rules", "doctor", "compare-dxdispatch", "error"):
         assert f"dmltile/cli/schemas/{report}.schema.json" in names  # the --json reports' schemas
 

@@ -6,7 +6,7 @@ import ipaddress
 
 import typer
 
-from ..teach.playground import make_server
+from ..teach.server import make_server
 from .app import app, console, err_console, fail
 
 

@@ -1,4 +1,6 @@
-"""compare_backends(): run one descriptor on two backends and report the first element whose bits differ."""
+"""compare_backends(): run one descriptor on two backends and report the first element whose bits differ,
+with the value the definition of Tile (``reference``) puts there, so the message says which backend is wrong.
+"reference" names the definition itself as a backend (for outputs up to its size limit)."""
 
 from __future__ import annotations
 
@@ -10,19 +12,23 @@ import numpy as np
 
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.source import Source
+from .buffers import CompiledTile
 from .compile import compile
+from .reference import ReferenceTile, source_index
 
 
 @dataclass(frozen=True)
 class BackendComparison:
     """The outcome of compare_backends: ``identical``, the first differing ``index`` (or None),
-    the two ``values`` there, the two ``backends`` and a one-line ``message``."""
+    the two ``values`` there, the two ``backends``, a one-line ``message``, and ``expected``: what
+    the definition of Tile puts at ``index`` (None when identical)."""
 
     identical: bool
     index: tuple[int, ...] | None
     values: tuple[Any, Any] | None
     backends: tuple[str, str]
     message: str
+    expected: Any = None
 
     def __bool__(self) -> bool:
         return self.identical
@@ -45,11 +51,12 @@ def compare_backends(
 ) -> BackendComparison:
     """Run ``desc`` on ``x`` (random bits when None) with both backends and compare bit for bit.
 
-    ``options`` go to the second backend's compile() (e.g. ``require_provider``).
+    A backend is one compile() takes, or ``"reference"``: the per-element definition. ``options``
+    go to the second backend's compile() (e.g. ``require_provider``).
     """
     first, second = backends
-    op_a = compile(desc, feature_level, first)
-    op_b = compile(desc, feature_level, second, **options)
+    op_a = _compile(desc, feature_level, first, {})
+    op_b = _compile(desc, feature_level, second, options)
     if x is None:
         x = random_input(op_a)
     a, b = op_a(x), op_b(x)
@@ -60,10 +67,23 @@ def compare_backends(
         return BackendComparison(True, None, None, names, "identical")
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(differ)), a.shape))
     va, vb = a[index], b[index]
+    source = source_index(index, op_a.in_shape)
+    expected = x[source]
     message = (
-        f"first difference at [{','.join(map(str, index))}]: {names[0]}={_show(va)} {names[1]}={_show(vb)}"
+        f"first difference at [{_join(index)}]: {names[0]}={_show(va)} {names[1]}={_show(vb)}; "
+        f"Tile copies input [{_join(source)}] there: {_show(expected)}"
     )
-    return BackendComparison(False, index, (va, vb), names, message)
+    return BackendComparison(False, index, (va, vb), names, message, expected)
+
+
+def _compile(desc: Source, feature_level: Any, backend: str, options: dict) -> CompiledTile:
+    if backend == ReferenceTile.backend:  # compile() validates the descriptor the definition then runs
+        return ReferenceTile(compile(desc, feature_level, "numpy").desc)
+    return compile(desc, feature_level, backend, **options)
+
+
+def _join(index: tuple[int, ...]) -> str:
+    return ",".join(map(str, index))
 
 
 def _show(value: np.generic) -> str:

@@ -30,8 +30,9 @@ resource ``output`` is ``TotalTensorSizeInBytes`` long and initialised with as m
 output desc addresses (so ``print`` shows exactly those), dispatchable ``tile`` holds the whole
 descriptor, then one dispatch and one print (and optionally a ``writeFile``).
 
-The reading side lives in ``dxdispatch_import`` (re-exported here), running a model's Tile
-dispatches on NumPy in ``dxdispatch_run``, reading DxDispatch's printed output in ``dxdispatch_print``.
+Reading a model belongs to the validate layer, because a DxDispatch file is one more way in for
+a descriptor to judge (``from_dxdispatch`` is re-exported here); running a model's Tile dispatches
+on NumPy is ``dxdispatch_run``'s job, reading DxDispatch's printed output ``dxdispatch_print``'s.
 """
 
 from __future__ import annotations

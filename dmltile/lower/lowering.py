@@ -1,8 +1,8 @@
 """Lowering: a framework's Tile node (ONNX, OpenVINO, numpy.tile) onto DML_TILE_OPERATOR_DESC.
 
 ``lower()`` applies the framework's rules (``from_onnx``, ``from_openvino``, ``from_numpy``), then
-maps the result onto DirectML at a feature level (``plan``). ``check_model`` (``model``) does it for
-every Tile node of an ONNX model.
+maps the result onto DirectML at a feature level (``mapping``). ``check_model`` (``model_check``)
+does it for every Tile node of a model.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from .from_numpy import numpy_tile
 from .from_onnx import onnx_tile
 from .from_openvino import openvino_tile
 from .mapping import lowest_dispatch_level, map_to_directml
+from .node_report import DISPATCH, EMPTY, UNSUPPORTED
 
 FRAMEWORKS = ("onnx", "openvino", "numpy")
 
@@ -47,15 +48,15 @@ class LoweringPlan:
     unsupported_reason: str | None
     min_feature_level: FeatureLevel | None
     steps: list[str]
-    _node: FrameworkTile = field(repr=False)
+    framework_tile: FrameworkTile = field(repr=False)  # the framework's node, as its rules read it
     _compiled: dict[str, CompiledTile] = field(default_factory=dict, repr=False)
 
     @property
     def status(self) -> str:
         """``"dispatch"``, ``"empty"`` or ``"unsupported"``."""
         if self.descriptor is not None:
-            return "dispatch"
-        return "unsupported" if self.unsupported_reason else "empty"
+            return DISPATCH
+        return UNSUPPORTED if self.unsupported_reason else EMPTY
 
     def to_dict(self) -> dict:
         """A JSON-ready summary (the descriptor in its canonical wrapped form)."""
@@ -76,7 +77,7 @@ class LoweringPlan:
 
     def at_level(self, feature_level: Any) -> LoweringPlan:
         """The same node lowered at another feature level."""
-        return _plan(self._node, _level(feature_level))
+        return _plan(self.framework_tile, _level(feature_level))
 
     def _check_input(self, x: np.ndarray) -> None:
         if tuple(x.shape) != self.input_shape:
@@ -98,7 +99,7 @@ class LoweringPlan:
         x = np.asarray(x)
         self._check_input(x)
         if self.descriptor is None:  # status "empty" or "unsupported": nothing to dispatch
-            if self.status == "empty":
+            if self.status == EMPTY:
                 return np.empty(self.output_shape, dtype=x.dtype)
             raise UnsupportedError(
                 f"{self.operator} on {self.dtype} {list(self.input_shape)} by {list(self.repeats)} "

@@ -1,6 +1,7 @@
 """check_model(): what onnxruntime's DirectML execution provider does with every Tile node of a model.
 
-Each node gets one verdict (``status``):
+Each node gets one verdict (``status``, judged on the ladder in ``node_report``); for the provider
+they mean:
 * ``dispatch``: the provider runs it as the DirectML Tile in ``descriptor``, compiled once (at
   session creation, inside the fused DirectML graph, when its repeats are an initializer and its
   shapes are static).
@@ -22,18 +23,29 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
 from ..core.enums import FeatureLevel
-from ..core.operator import OperatorDesc
 from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from .from_onnx import check_type, tile_version
 from .lowering import lower
 from .mapping import lowest_dispatch_level, map_to_directml
+from .node_report import (
+    CPU_FALLBACK,
+    DISPATCH,
+    INVALID,
+    PER_VALUE,
+    RUNS_ON_GPU,
+    SETTLED,
+    STATUSES,
+    TileNode,
+    TileNodeReport,
+    settle,
+    symbolic_output,
+)
 from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
     CPU_ONLY_TYPES,
@@ -49,62 +61,7 @@ from .provider import (
     provider_plan,
 )
 
-__all__ = ["ONNX_TYPES", "STATUSES", "TileNodeReport", "check_model", "check_model_levels"]
-STATUSES = ("dispatch", "dispatch-per-value", "empty", "cpu-fallback", "invalid")
-RUNS_ON_GPU = ("dispatch", "dispatch-per-value", "empty")
-
-
-@dataclass
-class TileNodeReport:
-    """What the DirectML EP does with one Tile node at one feature level (``status``: see STATUSES)."""
-
-    name: str
-    opset: int | None
-    input_shape: list | None  # ints, symbolic names, "?" for unknown dims; None if the rank is unknown
-    input_type: str | None
-    repeats: list[int] | None  # None when not known before run time
-    repeats_source: str = ""
-    output_shape: list | None = None
-    status: str = "invalid"
-    reason: str | None = None  # the node's own verdict: the same at every feature level
-    descriptor: OperatorDesc | None = None
-    min_feature_level: FeatureLevel | None = None
-    steps: list[str] = field(default_factory=list)
-    feature_level: FeatureLevel | None = None
-    level_reason: str | None = None  # what this feature level adds to the verdict
-    min_directml: str | None = None  # the first DirectML release with min_feature_level
-    fused: bool = False  # compiled into the provider's fused DirectML graph at session creation
-    compiled: str | None = None  # when the provider compiles the DirectML operator
-    rules: list[str] = field(default_factory=list)  # the DML5xx provider rules behind the verdict
-    warnings: list[str] = field(default_factory=list)
-    supplied: list[str] = field(default_factory=list)  # values given by the caller, not the model
-    framework: str = "onnx"
-
-    def to_dict(self) -> dict:
-        """The report as JSON-ready data (the descriptor in canonical wrapped form, levels dotted)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        data["descriptor"] = self.descriptor.to_dict() if self.descriptor is not None else None
-        data["min_feature_level"] = self.min_feature_level.dotted if self.min_feature_level else None
-        data["feature_level"] = self.feature_level.dotted if self.feature_level else None
-        return data
-
-
-@dataclass
-class _Node:
-    """What is known of a node whatever the level: the report's level-independent fields and the values."""
-
-    report: TileNodeReport
-    shape: tuple[int, ...] | None = None  # the framework's (promoted) input shape, when every dim is known
-    reps: tuple[int, ...] | None = None  # the framework's effective repeats, when known
-    dtype: str | None = None
-    per_value: bool = False  # values only known at run time (before the caller supplied any)
-
-
-def _symbolic_output(shape: list, repeats: list[int]) -> list:
-    return [
-        s * r if isinstance(s, int) else (0 if r == 0 else s if r == 1 else f"{s}*{r}")
-        for s, r in zip(shape, repeats, strict=False)
-    ]
+__all__ = ["ONNX_TYPES", "RUNS_ON_GPU", "STATUSES", "TileNodeReport", "check_model", "check_model_levels"]
 
 
 def _structural_problem(node, opset: int | None) -> str | None:
@@ -117,6 +74,22 @@ def _structural_problem(node, opset: int | None) -> str | None:
     return None
 
 
+def _type_problem(node, scope: Scope, version: int, dtype: str | None) -> str | None:
+    """Why ONNX's type constraints reject the node's repeats or input, or None."""
+    if version != 1:
+        _, repeats_type = scope.shape_and_type(node.input[1])
+        if repeats_type not in (None, "int64"):
+            return (
+                f"ONNX Tile-{version}: repeats has type tensor({repeats_type}); T1 allows tensor(int64) only"
+            )
+    if dtype is not None:
+        try:
+            check_type(version, dtype)
+        except FrameworkError as e:
+            return str(e)
+    return None
+
+
 def _per_value_reason(what: str, fix: str) -> str:
     return (
         f"{what}: {PROVIDER} keeps the node out of the fused DirectML graph and compiles its Tile "
@@ -124,31 +97,6 @@ def _per_value_reason(what: str, fix: str) -> str:
         f"from the first run's compiles a new operator for that run alone (it is not cached); {PER_VALUE_COST}. "
         f"{fix}"
     )
-
-
-def _invalid(node: _Node, reason: str) -> _Node:
-    node.report.status, node.report.reason = "invalid", reason
-    return node
-
-
-def _judge_type(rep: TileNodeReport, version: int) -> str | None:
-    """The level-independent verdict from the opset and element type, or None when the provider takes both."""
-    if version == 1:
-        rep.rules.append("DML501")
-        return "invalid"
-    dtype = rep.input_type
-    if dtype is None:
-        return "invalid"
-    if dtype in NO_EP_TYPES:
-        rep.rules.append("DML502")
-        return "invalid"
-    if rep.opset is not None and rep.opset < MIN_OPSET:
-        rep.rules.append("DML501")
-        return "cpu-fallback"
-    if dtype in CPU_ONLY_TYPES:
-        rep.rules.append("DML502")
-        return "cpu-fallback"
-    return None
 
 
 TYPE_REASONS = {
@@ -175,126 +123,113 @@ TYPE_REASONS = {
 }
 
 
-def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, static_shapes: dict) -> _Node:
-    """The level-independent facts and verdict of one ONNX Tile node."""
-    shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
-    rep = TileNodeReport(text(name), opset, shape, dtype, None)
-    out = _Node(rep, dtype=dtype)
-    problem = _structural_problem(node, opset)
-    if problem:
-        return _invalid(out, problem)
-    assert opset is not None  # _structural_problem says so otherwise
-    version = tile_version(opset)
-    rep.repeats_source = "; ".join(
-        scope.constants[n].source if n in scope.constants else scope.runtime_source(n) for n in node.input[1:]
-    )
-    if version != 1:
-        _, repeats_type = scope.shape_and_type(node.input[1])
-        if repeats_type not in (None, "int64"):
-            return _invalid(
-                out,
-                f"ONNX Tile-{version}: repeats has type tensor({repeats_type}); T1 allows tensor(int64) only",
-            )
-    if dtype is not None:
-        try:
-            check_type(version, dtype)
-        except FrameworkError as e:
-            return _invalid(out, str(e))
-    constant = all(n in scope.constants for n in node.input[1:])
-    key = next((k for k in (name, node.name, node.input[-1]) if k and k in overrides), None)
-    values = None
+def _type_verdict(rep: TileNodeReport, version: int) -> tuple[str, str] | None:
+    """(status, reason) when the Tile version, opset or element type keeps the node off the provider;
+    None when the provider takes them. Adds the DML5xx rule behind it to ``rep.rules``."""
+    dtype, opset = rep.input_type, rep.opset
+    if version == 1:
+        rule, status, key = "DML501", INVALID, "tile-1"
+    elif dtype is None:
+        rule, status, key = None, INVALID, "no-type"
+    elif dtype in NO_EP_TYPES:
+        rule, status, key = "DML502", INVALID, "no-ep"
+    elif opset is not None and opset < MIN_OPSET:
+        rule, status, key = "DML501", CPU_FALLBACK, "opset"
+    elif dtype in CPU_ONLY_TYPES:
+        rule, status, key = "DML502", CPU_FALLBACK, "string"
+    else:
+        return None
+    if rule:
+        rep.rules.append(rule)
+    return status, TYPE_REASONS[key].format(opset=opset, dtype=dtype)
+
+
+def _override_key(node, name: str, overrides: dict) -> str | None:
+    """The ``repeats`` key the caller named this node by (its display name, its name or its repeats input)."""
+    return next((k for k in (name, node.name, node.input[-1]) if k and k in overrides), None)
+
+
+def _repeat_values(node, scope: Scope, version: int, key: str | None, overrides: dict, rep: TileNodeReport):
+    """The repeats (or tiles and axis) as arrays, from the caller or the model; None when known only at run
+    time. InputError when the model's constant cannot be read."""
     if key is not None and version != 1:
         overrides[key][1] = True
-        values = [np.asarray(overrides[key][0], dtype=np.int64)]
         rep.supplied.append(f"repeats {overrides[key][0]} (--repeats {key})")
         rep.repeats_source += f"; values given: {list(overrides[key][0])}"
-    elif constant:
-        try:  # external data outside the model's folder, a FIFO, a truncated file: no runtime runs it
-            values = [scope.constants[n].value(scope.base) for n in node.input[1:]]
-        except InputError as e:
-            return _invalid(out, str(e))
-    symbolic = [d for d in shape if not isinstance(d, int)] if shape is not None else None
-    inferred_out, _ = scope.shape_and_type(node.output[0]) if node.output else (None, None)
-    if inferred_out is not None:  # names onnx made up for unknown dims read as unknown
-        inferred_out = ["?" if isinstance(d, str) and d.startswith("unk__") else d for d in inferred_out]
-    if inferred_out is not None and values is None and "only a default" in rep.repeats_source:
-        inferred_out = ["?"] * len(inferred_out)  # onnx inferred it from the default, callers may feed others
-    rep.output_shape = inferred_out
-    if values is not None and shape is not None:
-        repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)
-        try:  # symbolic dims as 1: the framework's rules do not depend on them
-            plan = lower(
-                "onnx",
-                [d if isinstance(d, int) else 1 for d in shape],
-                repeats,
-                dtype or "float32",
-                opset,
-                MIN_LEVEL,
-                tiles,
-                axis,
-            )
-        except FrameworkError as e:
-            return _invalid(out, str(e))
-        ft = plan._node
-        assert ft is not None  # lower() always keeps the framework's node
-        rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
-        rep.output_shape = _symbolic_output(shape, rep.repeats) if symbolic else list(plan.output_shape)
-        out.reps = tuple(ft.effective_repeats)
-        if not symbolic:
-            out.shape = tuple(ft.shape)
-    elif values is not None and version != 1:
-        rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
-    kind = _judge_type(rep, version)
-    if kind is not None:
-        reason_key = "tile-1" if version == 1 else "no-type" if dtype is None else None
-        if reason_key is None:
-            reason_key = "no-ep" if dtype in NO_EP_TYPES else "opset" if opset < MIN_OPSET else "string"
-        rep.status, rep.reason = kind, TYPE_REASONS[reason_key].format(opset=opset, dtype=dtype)
-        return out
-    if rep.output_shape is not None and 0 in rep.output_shape:
-        rep.status = "empty"
-        rep.reason = f"the output shape {rep.output_shape} has no elements, so nothing is dispatched"
-        return out
-    model_static = static_shapes.get(name, False)
-    if values is None or shape is None or symbolic:
-        out.per_value = True
-        rep.status = "dispatch-per-value"
-        what = []
-        if values is None:
-            noun = "tiles and axis are" if version == 1 else "repeats is"
-            what.append(
-                f"{noun} not constant ({rep.repeats_source}) but a required constant CPU input (DML504)"
-            )
-        if shape is None:
-            what.append("the input's rank is unknown (shape inference found none)")
-        elif symbolic:
-            what.append(f"input dims {symbolic} are symbolic, known only at run time (DML505)")
-        fix = []
-        if values is None:
-            fix.append(f"--repeats {name}=... gives the exact descriptor; an initializer would fuse it")
-            if "only a default" in rep.repeats_source:
-                fix.append(
-                    "the provider's partitioner finds names with GetInitializedTensor, which may see this default "
-                    "and fuse the node with it: feed other values only if you have checked that on your version"
-                )
-        if symbolic:
+        return [np.asarray(overrides[key][0], dtype=np.int64)]
+    if all(n in scope.constants for n in node.input[1:]):
+        # external data outside the model's folder, a FIFO, a truncated file: InputError, no runtime runs it
+        return [scope.constants[n].value(scope.base) for n in node.input[1:]]
+    return None
+
+
+def _inferred_output(node, scope: Scope, values, repeats_source: str) -> list | None:
+    """The output shape onnx inferred, with the dims it only made up or guessed from a default as "?"."""
+    inferred, _ = scope.shape_and_type(node.output[0]) if node.output else (None, None)
+    if inferred is None:
+        return None
+    inferred = ["?" if isinstance(d, str) and d.startswith("unk__") else d for d in inferred]
+    if values is None and "only a default" in repeats_source:
+        return ["?"] * len(inferred)  # onnx inferred it from the default, callers may feed others
+    return inferred
+
+
+def _lower_values(tile: TileNode, shape: list, values: list, opset: int) -> None:
+    """Repeats, steps and output shape from dmltile's lowering of the node (symbolic dims as 1: the
+    framework's rules do not depend on them). FrameworkError when ONNX rejects the values."""
+    rep = tile.report
+    repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)
+    known = [d if isinstance(d, int) else 1 for d in shape]
+    plan = lower("onnx", known, repeats, tile.dtype or "float32", opset, MIN_LEVEL, tiles, axis)
+    ft = plan.framework_tile
+    rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
+    symbolic = known != shape
+    rep.output_shape = symbolic_output(shape, rep.repeats) if symbolic else list(plan.output_shape)
+    tile.reps = tuple(ft.effective_repeats)
+    if not symbolic:
+        tile.shape = tuple(ft.shape)
+
+
+def _run_time_reason(
+    rep: TileNodeReport, name: str, version: int, values, symbolic: list | None
+) -> str | None:
+    """Why the node is compiled per value (DML504, DML505), with how to give the exact descriptor; None
+    when its repeats and input shape are known."""
+    shape = rep.input_shape
+    if values is not None and shape is not None and not symbolic:
+        return None
+    what, fix = [], []
+    if values is None:
+        noun = "tiles and axis are" if version == 1 else "repeats is"
+        what.append(f"{noun} not constant ({rep.repeats_source}) but a required constant CPU input (DML504)")
+        fix.append(f"--repeats {name}=... gives the exact descriptor; an initializer would fuse it")
+        if "only a default" in rep.repeats_source:
             fix.append(
-                "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
-                "descriptor and a fused node"
+                "the provider's partitioner finds names with GetInitializedTensor, which may see this default "
+                "and fuse the node with it: feed other values only if you have checked that on your version"
             )
-        rep.rules += ["DML504"] if values is None else []
-        rep.rules += ["DML505"] if symbolic or shape is None else []
-        fix_text = "; ".join(fix)
-        rep.reason = _per_value_reason(
-            "; ".join(what), fix_text[:1].upper() + fix_text[1:] + "." if fix else ""
+    if shape is None:
+        what.append("the input's rank is unknown (shape inference found none)")
+    elif symbolic:
+        what.append(f"input dims {symbolic} are symbolic, known only at run time (DML505)")
+        fix.append(
+            "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
+            "descriptor and a fused node"
         )
-        rep.compiled = "at the first run, and again for each run whose values differ from the first run's"
-        return out
-    rep.status = "dispatch"
-    from_model = constant and key is None and model_static
-    if from_model:
-        rep.fused, rep.compiled = True, "once, at session creation, inside the fused DirectML graph"
-    elif key is not None and not constant:
+    fix_text = "; ".join(fix)
+    return _per_value_reason("; ".join(what), fix_text[:1].upper() + fix_text[1:] + "." if fix else "")
+
+
+def _per_value(rep: TileNodeReport, values, symbolic: list | None) -> None:
+    rep.rules += ["DML504"] if values is None else []
+    rep.rules += ["DML505"] if symbolic or rep.input_shape is None else []
+    rep.compiled = "at the first run, and again for each run whose values differ from the first run's"
+
+
+def _dispatch(rep: TileNodeReport, from_run_time: bool, model_static: bool) -> None:
+    """How the provider compiles a node it dispatches: fused at session creation, unless the caller gave
+    the repeats of a run-time input (``from_run_time``); plus the device-dependent type warning."""
+    if from_run_time:
         rep.compiled = (
             "at the first run, outside the fused graph (and again for any run whose repeats differ)"
         )
@@ -311,6 +246,7 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
                 "input shape from the values given; fused as shown when onnxruntime knows the same sizes "
                 "(SessionOptions.add_free_dimension_override_by_name), otherwise compiled at the first run (DML505)"
             )
+    dtype = rep.input_type
     if dtype in DEVICE_DEPENDENT:
         rep.rules.append("DML503")
         rep.warnings.append(
@@ -318,14 +254,55 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
             f"{DEVICE_DEPENDENT[dtype]} in CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); "
             "otherwise it runs on CPUExecutionProvider (DML503)"
         )
-    return out
 
 
-def _directml_itself(node: _Node, level: FeatureLevel) -> str:
+def _analyse(
+    node, scope: Scope, opset: int | None, name: str, overrides: dict, static_shapes: dict
+) -> TileNode:
+    """The level-independent facts and verdict of one ONNX Tile node."""
+    shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
+    rep = TileNodeReport(text(name), opset, shape, dtype, None)
+    tile = TileNode(rep, dtype=dtype)
+    problem = _structural_problem(node, opset)
+    if problem:
+        return tile.reject(problem)
+    assert opset is not None  # _structural_problem says so otherwise
+    version = tile_version(opset)
+    rep.repeats_source = "; ".join(
+        scope.constants[n].source if n in scope.constants else scope.runtime_source(n) for n in node.input[1:]
+    )
+    problem = _type_problem(node, scope, version, dtype)
+    if problem:
+        return tile.reject(problem)
+    key = _override_key(node, name, overrides)
+    try:
+        values = _repeat_values(node, scope, version, key, overrides, rep)
+    except InputError as e:
+        return tile.reject(str(e))
+    rep.output_shape = _inferred_output(node, scope, values, rep.repeats_source)
+    symbolic = [d for d in shape if not isinstance(d, int)] if shape is not None else None
+    if values is not None and shape is not None:
+        try:
+            _lower_values(tile, shape, values, opset)
+        except FrameworkError as e:
+            return tile.reject(str(e))
+    elif values is not None and version != 1:
+        rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
+    constant = all(n in scope.constants for n in node.input[1:])
+    run_time = _run_time_reason(rep, name, version, values, symbolic)
+    status = settle(tile, _type_verdict(rep, version), run_time)
+    if status == PER_VALUE:
+        _per_value(rep, values, symbolic)
+    elif status == DISPATCH:
+        _dispatch(rep, key is not None and not constant, static_shapes.get(name, False))
+    return tile
+
+
+def _directml_itself(node: TileNode, level: FeatureLevel) -> str:
     """What DirectML at ``level`` would take (dmltile's own lowering), for a level where the provider does not start."""
     if node.shape is not None and node.reps is not None and node.dtype:
         plan = lower("onnx", node.shape, list(node.reps), node.dtype, 13, level)
-        if plan.status == "dispatch":
+        if plan.status == DISPATCH:
             return f"DirectML itself takes it at {level.dotted} as dmltile lowers it (dmltile.lower)"
         if plan.unsupported_reason:
             first = plan.min_feature_level
@@ -341,15 +318,15 @@ def _directml_itself(node: _Node, level: FeatureLevel) -> str:
     return ""
 
 
-def _at_level(node: _Node, level: FeatureLevel) -> TileNodeReport:
+def _at_level(node: TileNode, level: FeatureLevel) -> TileNodeReport:
     """The node's report at one level: the level-independent verdict, plus what the level changes."""
     rep = copy.deepcopy(node.report)
     rep.feature_level = level
-    if rep.status in ("invalid", "cpu-fallback"):
+    if rep.status in SETTLED:
         return rep
     if rep.framework != "onnx":
         return _directml_at_level(node, rep, level)
-    if rep.status == "dispatch":
+    if rep.status == DISPATCH:
         assert (
             node.shape is not None and node.reps is not None and node.dtype is not None
         )  # dispatch: all known
@@ -358,26 +335,24 @@ def _at_level(node: _Node, level: FeatureLevel) -> TileNodeReport:
         rep.warnings += [f"{i.code} {i.message}" for i in plan.warnings]
         rep.min_feature_level = provider_min_level(node.shape, node.reps, node.dtype)
         if plan.descriptor is None:
-            rep.status, rep.level_reason, rep.compiled, rep.fused = "cpu-fallback", plan.reason, None, False
             rep.rules.append("DML507")
-            return rep
+            return rep.fall_back(plan.reason)
         rep.descriptor = plan.descriptor
         if any("DML507" in s for s in plan.steps):
             rep.rules.append("DML507")
-    elif rep.status == "dispatch-per-value":
+    elif rep.status == PER_VALUE:
         rep.min_feature_level = MIN_LEVEL
     rep.min_directml = first_directml(rep.min_feature_level)
     if level < MIN_LEVEL:
         itself = _directml_itself(node, level)
-        rep.status, rep.descriptor, rep.fused, rep.compiled = "cpu-fallback", None, False, None
-        rep.level_reason = below_min_level() + (f"; {itself}" if itself else "")
         rep.rules.append("DML506")
+        rep.fall_back(below_min_level() + (f"; {itself}" if itself else ""))
     return rep
 
 
-def _directml_at_level(node: _Node, rep: TileNodeReport, level: FeatureLevel) -> TileNodeReport:
+def _directml_at_level(node: TileNode, rep: TileNodeReport, level: FeatureLevel) -> TileNodeReport:
     """A layer of another framework (no onnxruntime provider): dmltile's own lowering at the level."""
-    if rep.status == "dispatch":
+    if rep.status == DISPATCH:
         assert (
             node.shape is not None and node.reps is not None and node.dtype is not None
         )  # dispatch: all known
@@ -385,19 +360,15 @@ def _directml_at_level(node: _Node, rep: TileNodeReport, level: FeatureLevel) ->
         rep.steps += m.steps
         rep.min_feature_level = lowest_dispatch_level(node.shape, node.reps, node.dtype)
         if m.descriptor is None:
-            rep.status, rep.level_reason, rep.compiled = (
-                "cpu-fallback",
-                f"DirectML at {level.dotted}: {m.reason}",
-                None,
-            )
+            rep.fall_back(f"DirectML at {level.dotted}: {m.reason}")
         rep.descriptor = m.descriptor
-    elif rep.status == "dispatch-per-value" and node.dtype:
+    elif rep.status == PER_VALUE and node.dtype:
         rep.min_feature_level = lowest_dispatch_level((2,), (1,), node.dtype)
     rep.min_directml = first_directml(rep.min_feature_level)
     return rep
 
 
-def _static_shapes(model, base: str, opset) -> dict[str, bool]:
+def _static_shapes(model, base: str | None) -> dict[str, bool]:
     """Per Tile node: is its input shape static in the model as given? (The output's follows from it
     and the repeats; onnx's inference may leave it unknown where onnxruntime's knows it.)"""
     out = {}
@@ -407,22 +378,8 @@ def _static_shapes(model, base: str, opset) -> dict[str, bool]:
     return out
 
 
-def _analyse_model(path: Any, dims, inputs, repeats) -> list[_Node]:
-    if _is_openvino(path):
-        from .openvino_ir import analyse_ir
-
-        return analyse_ir(path, dims, inputs, repeats)
-    model, base = read_model(path)
-    original = infer(model)
-    given = infer(with_values(model, dims, inputs)) if dims or inputs else original
-    opsets = {imp.domain: imp.version for imp in model.opset_import}
-    opset = opsets.get("", opsets.get("ai.onnx"))
-    static = _static_shapes(original, base, opset)
-    overrides = {k: [list(v), False] for k, v in (repeats or {}).items()}
-    nodes = [
-        _analyse(node, scope, opset, name, overrides, static)
-        for name, node, scope in tile_nodes(given.graph, Scope(base))
-    ]
+def _check_overrides_used(overrides: dict, nodes: list[TileNode]) -> None:
+    """InputError for a ``repeats`` key that named no Tile node."""
     unused = [k for k, (_, used) in overrides.items() if not used]
     if unused:
         names = [n.report.name for n in nodes]
@@ -430,13 +387,36 @@ def _analyse_model(path: Any, dims, inputs, repeats) -> list[_Node]:
             f"--repeats {unused[0]}: no Tile node of the model has that name or repeats input; "
             + (f"its Tile nodes are {', '.join(names)}" if names else "it has no Tile nodes")
         )
+
+
+def _note_given_shapes(nodes: list[TileNode], static: dict[str, bool], dims, inputs) -> None:
+    """Mark the nodes whose shapes come from the caller's ``dims``/``inputs`` rather than the model."""
+    shown = [f"{k}={v}" for k, v in (dims or {}).items()]
+    shown += [f"{k}={','.join(map(str, v))}" for k, v in (inputs or {}).items()]
     for n in nodes:
-        if dims or inputs:
-            shown = [f"{k}={v}" for k, v in (dims or {}).items()] + [
-                f"{k}={','.join(map(str, v))}" for k, v in (inputs or {}).items()
-            ]
-            if not static.get(n.report.name, True) or n.report.supplied:
-                n.report.supplied.append("shapes from " + ", ".join(shown))
+        if not static.get(n.report.name, True) or n.report.supplied:
+            n.report.supplied.append("shapes from " + ", ".join(shown))
+
+
+def _analyse_model(path: Any, dims, inputs, repeats) -> list[TileNode]:
+    if _is_openvino(path):
+        from .openvino_ir import analyse_ir  # the openvino extra, only for an IR
+
+        return analyse_ir(path, dims, inputs, repeats)
+    model, base = read_model(path)
+    original = infer(model)
+    given = infer(with_values(model, dims, inputs)) if dims or inputs else original
+    opsets = {imp.domain: imp.version for imp in model.opset_import}
+    opset = opsets.get("", opsets.get("ai.onnx"))
+    static = _static_shapes(original, base)
+    overrides = {k: [list(v), False] for k, v in (repeats or {}).items()}
+    nodes = [
+        _analyse(node, scope, opset, name, overrides, static)
+        for name, node, scope in tile_nodes(given.graph, Scope(base))
+    ]
+    _check_overrides_used(overrides, nodes)
+    if dims or inputs:
+        _note_given_shapes(nodes, static, dims, inputs)
     return nodes
 
 

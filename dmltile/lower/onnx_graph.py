@@ -134,30 +134,42 @@ def with_values(model, dims: dict[str, int] | None = None, inputs: dict[str, lis
         )
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
-    by_name = {vi.name: vi for vi in copy.graph.input}
-    initializers = {i.name for i in copy.graph.initializer}
     for name, shape in (inputs or {}).items():
-        vi = by_name.get(name)
-        if vi is None or name in initializers or not vi.type.HasField("tensor_type"):
-            feeds = [n for n in by_name if n not in initializers]
-            raise InputError(
-                f"--input {name}: the model has no tensor input of that name; its inputs are {', '.join(feeds)}"
-            )
-        tt = vi.type.tensor_type
-        if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
-            raise InputError(
-                f"--input {name}={','.join(map(str, shape))}: {name} has rank {len(tt.shape.dim)}, "
-                f"this shape has {len(shape)} dimensions"
-            )
-        tt.shape.Clear()
-        for n in shape:
-            tt.shape.dim.add().dim_value = int(n)
-    for vi in list(copy.graph.input) + list(copy.graph.value_info) + list(copy.graph.output):
+        _set_input_shape(copy.graph, name, shape)
+    if dims:
+        _set_dims(copy.graph, dims)
+    return copy
+
+
+def _set_input_shape(graph, name: str, shape: list[int]) -> None:
+    """Give the graph input ``name`` the whole ``shape``; InputError for a name that is no fed tensor
+    input, or a shape of another rank."""
+    by_name = {vi.name: vi for vi in graph.input}
+    initializers = {i.name for i in graph.initializer}
+    vi = by_name.get(name)
+    if vi is None or name in initializers or not vi.type.HasField("tensor_type"):
+        feeds = [n for n in by_name if n not in initializers]
+        raise InputError(
+            f"--input {name}: the model has no tensor input of that name; its inputs are {', '.join(feeds)}"
+        )
+    tt = vi.type.tensor_type
+    if tt.HasField("shape") and len(tt.shape.dim) != len(shape):
+        raise InputError(
+            f"--input {name}={','.join(map(str, shape))}: {name} has rank {len(tt.shape.dim)}, "
+            f"this shape has {len(shape)} dimensions"
+        )
+    tt.shape.Clear()
+    for n in shape:
+        tt.shape.dim.add().dim_value = int(n)
+
+
+def _set_dims(graph, dims: dict[str, int]) -> None:
+    """Replace every symbolic dimension named in ``dims`` by its size, wherever the graph declares it."""
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
         if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
             for d in vi.type.tensor_type.shape.dim:
-                if dims and d.dim_param in dims:
+                if d.dim_param in dims:
                     d.dim_value = int(dims[d.dim_param])
-    return copy
 
 
 def infer(model):
@@ -171,12 +183,6 @@ def infer(model):
             return onnx.shape_inference.infer_shapes(model)
         except Exception:
             return model  # inference is a help; nodes whose shapes stay unknown are reported as such
-
-
-def load_model(path: Any):
-    """(ModelProto after shape inference, base directory for external data). InputError if unreadable."""
-    model, base = read_model(path)
-    return infer(model), base
 
 
 @dataclass

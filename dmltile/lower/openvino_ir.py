@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import FrameworkError, InputError
 from .framework import dtype_name
 from .lowering import lower
-from .model_check import TileNodeReport, _Node, _symbolic_output
+from .node_report import CPU_FALLBACK, DISPATCH, TileNode, TileNodeReport, settle, symbolic_output
 
 INSTALL = "pip install 'dmltile[openvino]'"
 
@@ -45,8 +45,8 @@ def _dtype(element_type) -> str:
     return dtype_name(element_type.to_dtype())
 
 
-def analyse_ir(path: Any, dims: dict | None, inputs: dict | None, repeats: dict | None) -> list:
-    """The level-independent facts of every Tile layer (``model_check._Node``s)."""
+def _read_ir(path: Any, dims: dict | None, inputs: dict | None):
+    """The IR as an ov.Model, reshaped to ``inputs``; InputError when it cannot be read or a name is wrong."""
     ov = _openvino()
     name = os.fspath(path)
     if not os.path.isfile(name):
@@ -67,78 +67,90 @@ def analyse_ir(path: Any, dims: dict | None, inputs: dict | None, repeats: dict 
                 f"--input {unknown[0]}: the IR has no Parameter of that name; it has {', '.join(params)}"
             )
         model.reshape({params[k].output(0): ov.PartialShape(v) for k, v in inputs.items()})
+    return model
+
+
+def _repeat_values(op, rep: TileNodeReport, given: dict) -> np.ndarray | None:
+    """The layer's repeats, from the caller (taken out of ``given``) or a Constant; None when computed
+    or fed at run time. Says where they come from in ``rep.repeats_source``."""
+    layer, source = rep.name, op.input_value(1).get_node()
+    kind = source.get_type_name()
+    if layer in given:
+        values = np.asarray(given.pop(layer), dtype=np.int64)
+        rep.repeats_source = f"values given (--repeats {layer})"
+        rep.supplied.append(f"repeats {values.tolist()} (--repeats {layer})")
+        return values
+    if kind == "Constant":
+        rep.repeats_source = f"Constant '{source.get_friendly_name()}'"
+        return np.asarray(source.get_data())
+    rep.repeats_source = (
+        f"Parameter '{source.get_friendly_name()}', fed at run time"
+        if kind == "Parameter"
+        else f"computed at run time by {kind} '{source.get_friendly_name()}'"
+    )
+    return None
+
+
+def _lower_values(node: TileNode, shape: list, values: np.ndarray) -> None:
+    """Repeats, steps and output shape from dmltile's lowering of OpenVINO Tile-1 (dynamic dims as 1).
+    FrameworkError when OpenVINO's rules reject the values."""
+    rep = node.report
+    known = [d if isinstance(d, int) else 1 for d in shape]
+    plan = lower("openvino", known, values, node.dtype)
+    ft = plan.framework_tile
+    rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
+    if known != shape:
+        promoted = [1] * (len(ft.shape) - len(shape)) + list(shape)
+        rep.output_shape = symbolic_output(promoted, list(ft.effective_repeats))
+    else:
+        rep.output_shape = list(plan.output_shape)
+        node.shape = tuple(ft.shape)
+    node.reps = tuple(ft.effective_repeats)
+
+
+def _run_time_reason(rep: TileNodeReport, values_known: bool) -> str | None:
+    """Why DirectML must compile the layer per value at run time; None when everything is known."""
+    shape = rep.input_shape
+    dynamic = [i for i, d in enumerate(shape or []) if not isinstance(d, int)]
+    if values_known and shape is not None and not dynamic:
+        return None
+    why = [] if values_known else [f"repeats is not constant ({rep.repeats_source})"]
+    why += [f"input dims {dynamic} of {shape} are dynamic"] if dynamic else []
+    why += ["the input's rank is dynamic"] if shape is None else []
+    return (
+        "; ".join(why) + ": DirectML's Tile takes Sizes and Repeats in its descriptor, so the operator is "
+        "compiled per value at run time; "
+        + ("--input NAME=SHAPE " if values_known else "--repeats LAYER=... ")
+        + "gives the exact descriptor"
+    )
+
+
+STRING_REASON = "string elements have no DML_TENSOR_DATA_TYPE; DirectML cannot tile them"
+
+
+def _analyse_layer(op, given: dict) -> TileNode:
+    """The level-independent facts and verdict of one Tile layer."""
+    shape = _dims(op.input(0).get_partial_shape())
+    dtype = _dtype(op.input(0).get_element_type())
+    rep = TileNodeReport(op.get_friendly_name(), None, shape, dtype, None, framework="openvino")
+    node = TileNode(rep, dtype=dtype)
+    values = _repeat_values(op, rep, given)
+    if values is not None and shape is not None:
+        try:
+            _lower_values(node, shape, values)
+        except FrameworkError as e:
+            return node.reject(str(e))
+    type_verdict = (CPU_FALLBACK, STRING_REASON) if dtype == "string" else None
+    if settle(node, type_verdict, _run_time_reason(rep, values is not None)) == DISPATCH:
+        rep.compiled = "once, when the model is compiled"
+    return node
+
+
+def analyse_ir(path: Any, dims: dict | None, inputs: dict | None, repeats: dict | None) -> list[TileNode]:
+    """The level-independent facts of every Tile layer of the IR at ``path``."""
+    model = _read_ir(path, dims, inputs)
     given = dict(repeats or {})
-    nodes = []
-    for op in model.get_ordered_ops():
-        if op.get_type_name() != "Tile":
-            continue
-        layer = op.get_friendly_name()
-        shape = _dims(op.input(0).get_partial_shape())
-        dtype = _dtype(op.input(0).get_element_type())
-        source = op.input_value(1).get_node()
-        rep = TileNodeReport(layer, None, shape, dtype, None, framework="openvino")
-        node = _Node(rep, dtype=dtype)
-        values = None
-        if layer in given:
-            values = np.asarray(given.pop(layer), dtype=np.int64)
-            rep.repeats_source = f"values given (--repeats {layer})"
-            rep.supplied.append(f"repeats {values.tolist()} (--repeats {layer})")
-        elif source.get_type_name() == "Constant":
-            values = np.asarray(source.get_data())
-            rep.repeats_source = f"Constant '{source.get_friendly_name()}'"
-        else:
-            kind = source.get_type_name()
-            rep.repeats_source = (
-                f"Parameter '{source.get_friendly_name()}', fed at run time"
-                if kind == "Parameter"
-                else f"computed at run time by {kind} '{source.get_friendly_name()}'"
-            )
-        symbolic = shape is not None and any(not isinstance(d, int) for d in shape)
-        if values is not None and shape is not None:
-            try:
-                plan = lower("openvino", [d if isinstance(d, int) else 1 for d in shape], values, dtype)
-            except FrameworkError as e:
-                rep.status, rep.reason = "invalid", str(e)
-                nodes.append(node)
-                continue
-            ft = plan._node
-            assert ft is not None  # lower() always keeps the framework's node
-            rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
-            promoted = [1] * (len(ft.shape) - len(shape)) + list(shape)
-            rep.output_shape = (
-                _symbolic_output(promoted, list(ft.effective_repeats))
-                if symbolic
-                else list(plan.output_shape)
-            )
-            node.reps = tuple(ft.effective_repeats)
-            if not symbolic:
-                node.shape = tuple(ft.shape)
-        if dtype == "string":
-            rep.status = "cpu-fallback"
-            rep.reason = "string elements have no DML_TENSOR_DATA_TYPE; DirectML cannot tile them"
-        elif rep.output_shape is not None and 0 in rep.output_shape:
-            rep.status, rep.reason = (
-                "empty",
-                f"the output shape {rep.output_shape} has no elements, so nothing is dispatched",
-            )
-        elif values is None or shape is None or symbolic:
-            node.per_value = True
-            rep.status = "dispatch-per-value"
-            why = [f"repeats is not constant ({rep.repeats_source})"] if values is None else []
-            dynamic = [i for i, d in enumerate(shape or []) if d == "?"]
-            why += [f"input dims {dynamic} of {shape} are dynamic"] if symbolic else []
-            why += ["the input's rank is dynamic"] if shape is None else []
-            rep.reason = (
-                "; ".join(why)
-                + ": DirectML's Tile takes Sizes and Repeats in its descriptor, so the operator is "
-                "compiled per value at run time; "
-                + ("--repeats LAYER=... " if values is None else "--input NAME=SHAPE ")
-                + "gives the exact descriptor"
-            )
-        else:
-            rep.status = "dispatch"
-            rep.compiled = "once, when the model is compiled"
-        nodes.append(node)
+    nodes = [_analyse_layer(op, given) for op in model.get_ordered_ops() if op.get_type_name() == "Tile"]
     if given:
         raise InputError(f"--repeats {next(iter(given))}: the IR has no Tile layer of that name")
     return nodes

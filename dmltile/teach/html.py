@@ -1,7 +1,8 @@
 """The explanation as HTML: one self-contained page (``dmltile explain --html``), the fragment a
 notebook shows for an ``Explanation`` and the playground updates, all from the picture model.
 
-No network: the CSS and the small hover script are inline. Hovering an output element (a grid cell
+No network: the CSS and the small hover script (``static/explanation.css``, ``static/explanation.js``)
+are inlined into what is shown. Hovering an output element (a grid cell
 or a slot of the output buffer) highlights it, the input element it copies, and the bytes of both
 in the two buffers. The elements carry what the script needs as data attributes, computed here in
 Python: ``data-out`` (the output index), ``data-src`` (the input index it copies), ``data-ob`` and
@@ -12,64 +13,19 @@ Python: ``data-out`` (the output index), ``data-src`` (the input index it copies
 from __future__ import annotations
 
 from html import escape
+from importlib import resources
 
 from .explain import Explanation, rule_text
 from .picture import PALETTE, Cell, Grid, Picture, Segment, Strip, build_picture, key
 
-CSS = """
-.dmltile{font-family:system-ui,-apple-system,Segoe UI,sans-serif;color:#1b1b1b;line-height:1.4}
-.dmltile h2{font-size:1.05em;margin:1.2em 0 .4em;border-bottom:1px solid #ddd}
-.dmltile .mono,.dmltile pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12.5px}
-.dmltile pre{background:#f7f7f7;padding:.5em .8em;margin:.3em 0;white-space:pre-wrap}
-.dmltile .ok{color:#1b7f2a;font-weight:bold}.dmltile .bad{color:#b00020;font-weight:bold}
-.dmltile table.levels td,.dmltile table.issues td{padding:2px 10px;vertical-align:top}
-.dmltile table.grid{border-collapse:collapse;margin:.3em 0 1em}
-.dmltile table.grid td,.dmltile table.grid th{font:12px ui-monospace,Menlo,Consolas,monospace;
- text-align:center;padding:0}
-.dmltile table.grid th{color:#777;font-weight:normal;padding:0 4px}
-.dmltile .cell{min-width:3.2em;height:2.1em;color:#fff;font-weight:bold;cursor:default;
- box-shadow:inset 0 0 0 1px #fff}
-.dmltile .elide{background:#f0f0f0;color:#777;font-weight:normal}
-.dmltile .bl{border-left:2px solid #222}.dmltile .br{border-right:2px solid #222}
-.dmltile .bt{border-top:2px solid #222}.dmltile .bb{border-bottom:2px solid #222}
-.dmltile .strip{display:flex;flex-wrap:wrap;gap:0;margin:.2em 0 1em;align-items:flex-start}
-.dmltile .seg{font:12px ui-monospace,Menlo,Consolas,monospace;min-width:3em;text-align:center;
- color:#fff;font-weight:bold;box-shadow:inset 0 0 0 1px #fff;height:2.9em;box-sizing:border-box;
- padding-top:.25em;cursor:default}
-.dmltile .seg small{display:block;font-weight:normal;font-size:10px;opacity:.9}
-.dmltile .seg.padding{background:repeating-linear-gradient(45deg,#e8e8e8 0 4px,#c9c9c9 4px 6px);
- color:#555}
-.dmltile .seg.gap{background:#fff;color:#666;border:1px dashed #aaa}
-.dmltile .seg.shared small,.dmltile .seg.outside small{color:#fff;font-weight:bold}
-.dmltile .hl,.dmltile .hl-in,.dmltile .hl-out{outline:3px solid #000;outline-offset:-3px;
- box-shadow:0 0 0 3px #ffd400}
-.dmltile #dt-info,.dmltile .dt-info{min-height:1.4em;font-weight:bold}
-"""
 
-SCRIPT = """
-(function(){
-  if (window.__dmltileHover) return; window.__dmltileHover = true;
-  function inRange(el, b){ var s=+el.dataset.start, n=+el.dataset.len; return b>=s && b<s+n; }
-  document.addEventListener('mouseover', function(e){
-    var el = e.target.closest ? e.target.closest('[data-out]') : null;
-    if (!el) return;
-    var root = el.closest('.dmltile'); if (!root) return;
-    root.querySelectorAll('.hl,.hl-in,.hl-out').forEach(function(x){x.classList.remove('hl','hl-in','hl-out');});
-    var out = el.dataset.out, src = el.dataset.src, ob = el.dataset.ob, ib = el.dataset.ib;
-    root.querySelectorAll('.grid-output [data-out]').forEach(function(x){
-      if (x.dataset.out === out) x.classList.add('hl-out'); });
-    root.querySelectorAll('.grid-input [data-in]').forEach(function(x){
-      if (x.dataset.in === src) x.classList.add('hl-in'); });
-    if (ob !== undefined && ob !== '') root.querySelectorAll('.strip-output [data-start]').forEach(function(x){
-      if (inRange(x, +ob)) x.classList.add('hl-out'); });
-    if (ib !== undefined && ib !== '') root.querySelectorAll('.strip-input [data-start]').forEach(function(x){
-      if (inRange(x, +ib)) x.classList.add('hl-in'); });
-    var info = root.querySelector('.dt-info');
-    if (info) info.textContent = 'output [' + out + ']' + (ob ? ' at byte ' + ob : '') +
-      ' copies input [' + src + ']' + (ib ? ' at byte ' + ib : '');
-  });
-})();
-"""
+def asset(name: str) -> str:
+    """A file of the pages shipped beside this module (``static/``), read from the installed package."""
+    return resources.files("dmltile.teach").joinpath("static").joinpath(name).read_text(encoding="utf-8")
+
+
+CSS = asset("explanation.css")
+SCRIPT = asset("explanation.js")
 
 
 def _attrs(**values: object) -> str:

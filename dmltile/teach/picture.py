@@ -70,31 +70,29 @@ class Axis:
     def copy_of(self, tick: int) -> int:
         return tick // self.copy_size
 
-    def blocks(self) -> list[tuple[int, int]]:
-        """(first, end) positions of each copy of the input along the axis; an elision between two
-        copies is a block of its own, one inside a copy belongs to it."""
+    def block_ids(self) -> list[object]:
+        """Which copy of the input each drawn position belongs to; an elision between two copies is
+        a block of its own, one inside a copy belongs to it."""
         ids: list[object] = []
         for p, t in enumerate(self.ticks):
             if t is not None:
                 ids.append(self.copy_of(t))
-            else:
-                before, after = self.ticks[p - 1], self.ticks[p + 1]
-                assert before is not None and after is not None  # elisions sit between shown ticks
-                a, b = self.copy_of(before), self.copy_of(after)
-                ids.append(a if a == b else ("gap", p))
+                continue
+            before, after = self.ticks[p - 1], self.ticks[p + 1]
+            assert before is not None and after is not None  # elisions sit between shown ticks
+            a, b = self.copy_of(before), self.copy_of(after)
+            ids.append(a if a == b else ("gap", p))
+        return ids
+
+    def blocks(self) -> list[tuple[int, int]]:
+        """(first, end) positions of each block of ``block_ids``."""
+        ids = self.block_ids()
         spans, start = [], 0
         for p in range(1, len(ids) + 1):
             if p == len(ids) or ids[p] != ids[p - 1]:
                 spans.append((start, p))
                 start = p
         return spans
-
-    def skipped(self, position: int) -> tuple[int, int]:
-        """The first and last coordinate an elision at ``position`` leaves out."""
-        before = self.ticks[position - 1] if position > 0 else -1
-        after = self.ticks[position + 1] if position + 1 < len(self.ticks) else self.size
-        assert before is not None and after is not None
-        return before + 1, after - 1
 
 
 @dataclass(frozen=True)
@@ -153,10 +151,8 @@ class Strip:
     element_bytes: int
     strides: Index  # in elements
     segments: tuple[Segment, ...]
-    addressed_bytes: int
-    padding_bytes: int
+    padding_bytes: int  # bytes of TotalTensorSizeInBytes no element occupies
     shared_slots: int  # slots that more than one index reaches
-    outside_slots: int
     notes: tuple[str, ...]
 
 
@@ -172,7 +168,6 @@ class Picture:
     notes: list[str] = field(default_factory=list)
     legend: str = ""
     highlight: tuple[Index, Index] | None = None  # (output index, input index)
-    reads_per_element: int = 1  # every input element is read prod(Repeats) times
 
     @property
     def drawable(self) -> bool:
@@ -240,6 +235,139 @@ def axis_ticks(
 
 
 # -- building -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Look:
+    """How a cell names and colours the input element it holds: by its coordinates along the axes
+    of more than one element, and one colour per input slot in memory, so elements that share bytes
+    (a Stride of 0) share a colour and the grids show which output elements hold the same value."""
+
+    input_sizes: Index
+    label_axes: tuple[int, ...]
+    strides: Index | None  # the input's element strides; None when they do not fit its Sizes
+
+    @classmethod
+    def of(cls, desc: OperatorDesc, ins: Index) -> _Look:
+        axes = tuple(k for k in range(len(ins)) if ins[k] > 1) or (len(ins) - 1,)
+        return cls(ins, axes, _strides_or_none(desc.input))
+
+    def label(self, src: Index) -> str:
+        return key([src[k] for k in self.label_axes])
+
+    def colour(self, src: Index) -> int:
+        if self.strides is None:
+            return int(np.ravel_multi_index(src, self.input_sizes)) % len(PALETTE)
+        return sum(a * s for a, s in zip(src, self.strides, strict=True)) % len(PALETTE)
+
+    def legend(self) -> str:
+        names = "abcdefgh"
+        parts = [
+            names[self.label_axes.index(k)] if k in self.label_axes else "0"
+            for k in range(len(self.input_sizes))
+        ]
+        return (
+            f"A cell '{','.join(names[: len(self.label_axes)])}' holds input"
+            f"[{', '.join(parts)}]; one colour per input element in memory (elements that share "
+            "bytes share a colour)."
+        )
+
+
+def _no_picture(ins: Index, reps: Index) -> str | None:
+    """Why a descriptor has nothing to draw, or None."""
+    if len(ins) != len(reps):
+        return "No picture: Repeats and InputTensor.Sizes have different lengths."
+    if not ins:
+        return "No picture: the input has no dimensions."
+    if 0 in ins or 0 in reps:
+        return "No picture: a size or a repeat is 0, so the output has no elements."
+    return None
+
+
+def _checked_index(index: Sequence[int] | None, out_sizes: Index) -> Index | None:
+    if index is None:
+        return None
+    o_idx = tuple(int(v) for v in index)
+    if len(o_idx) != len(out_sizes) or any(not 0 <= v < n for v, n in zip(o_idx, out_sizes, strict=True)):
+        raise ValueError(f"index {list(o_idx)} is outside the output {list(out_sizes)}")
+    return o_idx
+
+
+def _tries(size: int, rep: int, cap: int) -> list[tuple[int, int]]:
+    """(copies at most, elements per copy) to try along an axis, the richest first."""
+    mosts = sorted({min(rep, 8), min(rep, 3), min(rep, 2)}, reverse=True)
+    budgets = range(min(size, cap), min(size, 2) - 1, -1)
+    return [(m, b) for m in mosts for b in budgets] or [(2, 2)]
+
+
+Ticks = tuple[int | None, ...]
+
+
+def _fit_ticks(
+    ins: Index, reps: Index, dims: tuple[int | None, int], o_idx: Index | None, fits
+) -> tuple[Ticks, Ticks]:
+    """(output ticks, input ticks) along one drawn axis: the most copies and elements per copy for
+    which ``fits(output ticks)`` holds (the last try when none does)."""
+    dim = dims[0]
+    if dim is None:
+        return (0,), (0,)
+    must = None if o_idx is None else o_idx[dim]
+    ticks: tuple[Ticks, Ticks] = ((0,), (0,))
+    for most, budget in _tries(ins[dim], reps[dim], dims[1]):
+        ticks = axis_ticks(ins[dim], reps[dim], budget, must, most)
+        if fits(ticks[0]):
+            break
+    return ticks
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What the two grids share: the drawn dimensions, the input's Sizes, the highlighted indices."""
+
+    row_dim: int | None
+    col_dim: int
+    ins: Index
+    look: _Look
+    o_idx: Index | None
+    i_idx: Index | None
+
+    def grid(
+        self, name: str, sizes: Index, ticks: tuple[Ticks, Ticks], fixed: Index, t: BufferTensorDesc | None
+    ):
+        """The grid of one tensor (``t`` gives byte offsets when its strides fit ``sizes``)."""
+        rows, cols = ticks
+        row_dim, col_dim, ins = self.row_dim, self.col_dim, self.ins
+        row_axis = Axis(
+            row_dim,
+            rows,
+            ins[row_dim] if row_dim is not None else 1,
+            sizes[row_dim] if row_dim is not None else 1,
+        )
+        col_axis = Axis(col_dim, cols, ins[col_dim], sizes[col_dim])
+        strides = _strides_or_none(t) if t is not None else None
+        elem = t.data_type.bits // 8 if t is not None and t.data_type.bits % 8 == 0 else 0
+        lines = []
+        for r in rows:
+            line = []
+            for c in cols:
+                if r is None or c is None:
+                    line.append(Cell(None, None, "…", -1))
+                    continue
+                full = list(fixed)
+                if row_dim is not None:
+                    full[row_dim] = r
+                full[col_dim] = c
+                line.append(self.cell(name, tuple(full), strides, elem))
+            lines.append(tuple(line))
+        return Grid(name, sizes, row_axis, col_axis, fixed, tuple(lines))
+
+    def cell(self, name: str, idx: Index, strides: Index | None, elem: int) -> Cell:
+        src = input_index(idx, self.ins)
+        offset = None
+        if strides is not None and elem:
+            offset = sum(a * s for a, s in zip(idx, strides, strict=True)) * elem
+        hl = (self.o_idx == idx) if name == "output" else (self.i_idx == idx)
+        return Cell(idx, src, self.look.label(src), self.look.colour(src), hl, offset)
+
+
 def build_picture(
     desc: OperatorDesc,
     index: Sequence[int] | None = None,
@@ -254,143 +382,76 @@ def build_picture(
     a bad descriptor: ``Picture.message`` says why nothing is drawn.
     """
     ins, reps = tuple(int(v) for v in desc.input.sizes), tuple(int(v) for v in desc.repeats)
-    try:
-        out_sizes = tile_output_sizes(ins, reps)
-    except ValueError:
-        return Picture(message="No picture: Repeats and InputTensor.Sizes have different lengths.")
-    if not ins:
-        return Picture(message="No picture: the input has no dimensions.")
-    if 0 in ins or 0 in reps:
-        return Picture(message="No picture: a size or a repeat is 0, so the output has no elements.")
-    o_idx: Index | None = None
-    if index is not None:
-        o_idx = tuple(int(v) for v in index)
-        if len(o_idx) != len(out_sizes) or any(not 0 <= v < n for v, n in zip(o_idx, out_sizes, strict=True)):
-            raise ValueError(f"index {list(o_idx)} is outside the output {list(out_sizes)}")
+    problem = _no_picture(ins, reps)
+    if problem:
+        return Picture(message=problem)
+    out_sizes = tile_output_sizes(ins, reps)
+    o_idx = _checked_index(index, out_sizes)
     i_idx = input_index(o_idx, ins) if o_idx is not None else None
-
-    label_axes = [k for k in range(len(ins)) if ins[k] > 1] or [len(ins) - 1]
-    names = "abcdefgh"
-    legend_parts = []
-    for k in range(len(ins)):
-        legend_parts.append(names[label_axes.index(k)] if k in label_axes else "0")
-    legend = (
-        f"A cell '{','.join(names[: len(label_axes)])}' holds input"
-        f"[{', '.join(legend_parts)}]; one colour per input element in memory (elements that share "
-        "bytes share a colour)."
-    )
-
-    def label(src: Index) -> str:
-        return key([src[k] for k in label_axes])
-
-    # One colour per input memory slot: elements that share bytes (a Stride of 0) share a colour,
-    # so the grids show which output elements hold the same value.
-    in_strides_for_colour = _strides_or_none(desc.input)
-
-    def colour(src: Index) -> int:
-        if in_strides_for_colour is None:
-            return int(np.ravel_multi_index(src, ins)) % len(PALETTE)
-        return sum(a * s for a, s in zip(src, in_strides_for_colour, strict=True)) % len(PALETTE)
-
-    label_width = max(len(label(tuple(s - 1 for s in ins))), 1)
+    look = _Look.of(desc, ins)
     row_dim, col_dim = choose_axes(ins, reps)
-
-    def ticks_for(dim: int | None, budget: int, most: int = 3):
-        if dim is None:
-            return (0,), (0,)
-        return axis_ticks(ins[dim], reps[dim], budget, None if o_idx is None else o_idx[dim], most)
-
-    def tries(dim: int | None, cap: int) -> list[tuple[int, int]]:
-        """(copies at most, elements per copy) to try, the richest first."""
-        if dim is None:
-            return [(1, 1)]
-        rep, size = reps[dim], ins[dim]
-        mosts = sorted({min(rep, 8), min(rep, 3), min(rep, 2)}, reverse=True)
-        budgets = range(min(size, cap), min(size, 2) - 1, -1)
-        return [(m, b) for m in mosts for b in budgets] or [(2, 2)]
-
     # Columns: the most copies and elements per copy that keep each grid line within max_width.
-    cell_w = label_width + 2
-    for most, budget in tries(col_dim, 16):
-        out_cols, in_cols = ticks_for(col_dim, budget, most)
-        if len(str(out_sizes[col_dim])) + 2 + len(out_cols) * (cell_w + 1) + 1 <= max_width:
-            break
-    for most, budget in tries(row_dim, max_rows):
-        out_rows, in_rows = ticks_for(row_dim, budget, most)
-        if len(out_rows) <= max_rows:
-            break
-
+    cell_w = max(len(look.label(tuple(s - 1 for s in ins))), 1) + 2
+    out_cols, in_cols = _fit_ticks(
+        ins,
+        reps,
+        (col_dim, 16),
+        o_idx,
+        lambda ticks: len(str(out_sizes[col_dim])) + 2 + len(ticks) * (cell_w + 1) + 1 <= max_width,
+    )
+    out_rows, in_rows = _fit_ticks(
+        ins, reps, (row_dim, max_rows), o_idx, lambda ticks: len(ticks) <= max_rows
+    )
     fixed_out = o_idx if o_idx is not None else tuple(0 for _ in ins)
-    fixed_in = input_index(fixed_out, ins)
-    in_strides = _strides_or_none(desc.input)
-    out_strides = _strides_or_none(desc.output) if tuple(desc.output.sizes) == out_sizes else None
+    layout = _Layout(row_dim, col_dim, ins, look, o_idx, i_idx)
+    input_grid = layout.grid("input", ins, (in_rows, in_cols), input_index(fixed_out, ins), desc.input)
+    written = tuple(desc.output.sizes) == out_sizes
+    output_grid = layout.grid(
+        "output", out_sizes, (out_rows, out_cols), fixed_out, desc.output if written else None
+    )
+    picture = Picture(
+        input_grid=input_grid,
+        output_grid=output_grid,
+        notes=_grid_notes(input_grid, output_grid, reps, fixed_out),
+        legend=look.legend(),
+        highlight=(o_idx, i_idx) if o_idx is not None and i_idx is not None else None,
+    )
+    _add_strips(picture, desc, look, out_sizes, strip_slots, math.prod(reps))
+    return picture
 
-    def make_grid(name, sizes, rows, cols, fixed, strides, elem_bytes) -> Grid:
-        row_axis = Axis(
-            row_dim,
-            rows,
-            ins[row_dim] if row_dim is not None else 1,
-            sizes[row_dim] if row_dim is not None else 1,
-        )
-        col_axis = Axis(col_dim, cols, ins[col_dim], sizes[col_dim])
-        lines = []
-        for r in rows:
-            line = []
-            for c in cols:
-                if r is None or c is None:
-                    line.append(Cell(None, None, "…", -1))
-                    continue
-                full = list(fixed)
-                if row_dim is not None:
-                    full[row_dim] = r
-                full[col_dim] = c
-                idx = tuple(full)
-                src = input_index(idx, ins)
-                offset = None
-                if strides is not None and elem_bytes:
-                    offset = sum(a * s for a, s in zip(idx, strides, strict=True)) * elem_bytes
-                hl = (o_idx == idx) if name == "output" else (i_idx == idx)
-                line.append(Cell(idx, src, label(src), colour(src), hl, offset))
-            lines.append(tuple(line))
-        return Grid(name, sizes, row_axis, col_axis, fixed, tuple(lines))
 
-    elem_in = desc.input.data_type.bits // 8 if desc.input.data_type.bits % 8 == 0 else 0
-    elem_out = desc.output.data_type.bits // 8 if desc.output.data_type.bits % 8 == 0 else 0
-    input_grid = make_grid("input", ins, in_rows, in_cols, fixed_in, in_strides, elem_in)
-    output_grid = make_grid("output", out_sizes, out_rows, out_cols, fixed_out, out_strides, elem_out)
-
+def _grid_notes(input_grid: Grid, output_grid: Grid, reps: Index, fixed_out: Index) -> list[str]:
+    """What the grids draw, and which tiled axes they leave out."""
+    drawn = (output_grid.rows.dim, output_grid.cols.dim)
+    ins = input_grid.sizes
     notes = [_axes_note(input_grid, output_grid, reps)]
-    others = [k for k in range(len(ins)) if reps[k] > 1 and k not in (row_dim, col_dim)]
+    others = [k for k in range(len(ins)) if reps[k] > 1 and k not in drawn]
     if others:
         notes.append(
             "Also tiled, not drawn: "
             + ", ".join(f"axis {k} ({reps[k]} copies of {ins[k]})" for k in others)
             + f"; the picture is the slice at {key(fixed_out)}."
         )
+    return notes
 
-    picture = Picture(
-        input_grid=input_grid,
-        output_grid=output_grid,
-        notes=notes,
-        legend=legend,
-        highlight=(o_idx, i_idx) if o_idx is not None and i_idx is not None else None,
-        reads_per_element=math.prod(reps),
-    )
-    picture.input_strip = build_strip(
-        "input", desc.input, ins, label, colour, i_idx, strip_slots, math.prod(reps)
-    )
+
+def _add_strips(
+    picture: Picture, desc: OperatorDesc, look: _Look, out_sizes: Index, strip_slots: int, reads: int
+) -> None:
+    """Both buffers as strips, with a note for a buffer that cannot be drawn."""
+    o_idx, i_idx = picture.highlight if picture.highlight else (None, None)
+    picture.input_strip = build_strip("input", desc.input, look, i_idx, strip_slots, reads)
     if picture.input_strip is None:
         picture.notes.append(f"The input buffer is not drawn: {_no_strip(desc.input)}.")
-    if tuple(desc.output.sizes) == out_sizes:
-        picture.output_strip = build_strip("output", desc.output, ins, label, colour, o_idx, strip_slots)
-        if picture.output_strip is None:
-            picture.notes.append(f"The output buffer is not drawn: {_no_strip(desc.output)}.")
-    else:
+    if tuple(desc.output.sizes) != out_sizes:
         picture.notes.append(
             f"The output buffer is not drawn: OutputTensor.Sizes is {list(desc.output.sizes)}, "
             f"not the {list(out_sizes)} Tile writes (DML205)."
         )
-    return picture
+        return
+    picture.output_strip = build_strip("output", desc.output, look, o_idx, strip_slots)
+    if picture.output_strip is None:
+        picture.notes.append(f"The output buffer is not drawn: {_no_strip(desc.output)}.")
 
 
 def _no_strip(t: BufferTensorDesc) -> str:
@@ -425,27 +486,44 @@ def _axes_note(input_grid: Grid, output_grid: Grid, reps: Sequence[int]) -> str:
 
 
 # -- strips ---------------------------------------------------------------------------------
-def build_strip(
-    name: str,
-    t: BufferTensorDesc,
-    input_sizes: Index,
-    label,
-    colour,
-    highlight: Index | None,
-    budget: int,
-    reads: int = 1,
-) -> Strip | None:
-    """The buffer of ``t`` as slots of one element each, and what sits in each; None when the
-    element size is not whole bytes or the strides do not fit the sizes."""
-    bits = t.data_type.bits
-    if bits == 0 or bits % 8 or (t.strides is not None and len(t.strides) != len(t.sizes)):
-        return None
-    elem = bits // 8
-    sizes = tuple(int(s) for s in t.sizes)
-    strides = tuple(int(s) for s in t.effective_strides)
-    total = int(t.total_tensor_size_in_bytes or 0)
+class _Occupancy:
+    """Which element slots of a buffer the indices of a tensor reach, and how often."""
+
+    def __init__(self, sizes: Index, strides: Index, total: int, elem: int):
+        self.sizes = sizes
+        self.offsets = element_offsets(sizes, strides)
+        self.in_slots = -(-total // elem)  # slots inside TotalTensorSizeInBytes (the last may be short)
+        self.last_used = int(self.offsets.max()) if self.offsets.size else -1
+        self.counts = np.bincount(self.offsets, minlength=max(self.in_slots, self.last_used + 1))
+        self.order = np.argsort(self.offsets, kind="stable")
+        self.ordered = self.offsets[self.order]
+
+    @property
+    def slots(self) -> int:
+        return len(self.counts)
+
+    def indices_at(self, slot: int, limit: int = 4) -> tuple[Index, ...]:
+        """The first ``limit`` indices (row-major) whose element sits in ``slot``."""
+        lo = int(np.searchsorted(self.ordered, slot, side="left"))
+        flat = self.order[lo : min(lo + limit, int(np.searchsorted(self.ordered, slot, side="right")))]
+        return tuple(tuple(int(v) for v in np.unravel_index(int(f), self.sizes)) for f in flat)
+
+    def shown(self, budget: int, hl_slot: int | None) -> list[int]:
+        """The slots to draw: all if few, else the first and last ones and those around the last used
+        slot and the highlight."""
+        slots = self.slots
+        if slots <= budget:
+            return list(range(slots))
+        keep = set(range(budget * 2 // 3)) | set(range(slots - budget // 6, slots))
+        keep |= set(range(max(0, self.last_used - 1), min(slots, self.last_used + 2)))
+        if hl_slot is not None:
+            keep |= set(range(max(0, hl_slot - 2), min(slots, hl_slot + 3)))
+        return sorted(keep)
+
+
+def _strip_head(name: str, t: BufferTensorDesc, elem: int, strides: Index, total: int) -> str:
     byte_strides = [s * elem for s in strides]
-    head = (
+    return (
         f"{name} buffer: TotalTensorSizeInBytes {total} = {total // elem} slot"
         + ("" if total // elem == 1 else "s")
         + f" of {elem} bytes"
@@ -454,37 +532,13 @@ def build_strip(
         + (" (packed)" if t.strides is None else "")
         + "."
     )
-    count_elements = math.prod(sizes)
-    if count_elements > STRIP_ELEMENT_LIMIT:
-        return Strip(name, total, elem, strides, (), 0, 0, 0, 0, (head, "Too many elements to draw."))
-    offsets = element_offsets(sizes, strides)
-    slots = max(-(-total // elem), int(offsets.max()) + 1 if offsets.size else 0)
-    counts = np.bincount(offsets, minlength=slots)
-    in_slots = -(-total // elem)
 
-    order = np.argsort(offsets, kind="stable")
-    ordered = offsets[order]
 
-    def indices_at(slot: int, limit: int = 4) -> tuple[Index, ...]:
-        lo = int(np.searchsorted(ordered, slot, side="left"))
-        flat = order[lo : min(lo + limit, int(np.searchsorted(ordered, slot, side="right")))]
-        return tuple(tuple(int(v) for v in np.unravel_index(int(f), sizes)) for f in flat)
-
-    hl_slot = None
-    if highlight is not None:
-        hl_slot = sum(a * s for a, s in zip(highlight, strides, strict=True))
-
-    # Which slots to draw: all if few, else the first and last ones and those around the highlight.
-    if slots <= budget:
-        shown = list(range(slots))
-    else:
-        keep = set(range(budget * 2 // 3)) | set(range(slots - budget // 6, slots))
-        last_used = int(offsets.max())
-        keep |= set(range(max(0, last_used - 1), min(slots, last_used + 2)))
-        if hl_slot is not None:
-            keep |= set(range(max(0, hl_slot - 2), min(slots, hl_slot + 3)))
-        shown = sorted(keep)
-
+def _segments(
+    name: str, occ: _Occupancy, shown: list[int], elem: int, total: int, look: _Look, highlight: Index | None
+) -> list[Segment]:
+    """The drawn slots as segments, with a "gap" segment wherever slots are left out."""
+    hl_slot = _slot_of(highlight, occ)
     segments: list[Segment] = []
     prev = -1
     for s in shown:
@@ -493,58 +547,87 @@ def build_strip(
             segments.append(Segment(start, s * elem - start, "gap", label="…"))
         prev = s
         start = s * elem
-        length = total - start if s == in_slots - 1 and total % elem else elem
-        n = int(counts[s])
+        length = total - start if s == occ.in_slots - 1 and total % elem else elem
+        n = int(occ.counts[s])
         if n == 0:
             segments.append(Segment(start, length, "padding", label=""))
             continue
-        idxs = indices_at(s)
+        idxs = occ.indices_at(s)
         hl = highlight is not None and s == hl_slot
         first = idxs[0]
         if hl and highlight is not None:  # name the highlighted one among those sharing the slot
             first = highlight
             if highlight not in idxs:
                 idxs = (highlight, *idxs[:3])
-        src = input_index(first, input_sizes) if name == "output" else first
-        kind = "outside" if s >= in_slots else "shared" if n > 1 else "element"
-        segments.append(Segment(start, length, kind, idxs, n, src, label(src), colour(src), hl))
+        src = input_index(first, look.input_sizes) if name == "output" else first
+        kind = "outside" if s >= occ.in_slots else "shared" if n > 1 else "element"
+        segments.append(Segment(start, length, kind, idxs, n, src, look.label(src), look.colour(src), hl))
+    return segments
 
-    addressed = int(np.count_nonzero(counts[:in_slots])) * elem
-    addressed = min(addressed, total)
-    padding = total - addressed
-    shared = int(np.count_nonzero(counts > 1))
-    outside = int(np.count_nonzero(counts[in_slots:]))
-    notes = [head]
+
+def _slot_of(index: Index | None, occ: _Occupancy) -> int | None:
+    if index is None:
+        return None
+    return int(occ.offsets[np.ravel_multi_index(index, occ.sizes)])
+
+
+def _padding_note(name: str, padding: int, total: int, occ: _Occupancy, elem: int) -> str:
+    verb = "never read" if name == "input" else "never written (DirectML may overwrite them)"
+    trailing = max(0, total - (occ.last_used + 1) * elem)
+    where = []
+    if padding - trailing:
+        where.append(f"{padding - trailing} between elements (the Strides leave gaps)")
+    if trailing:
+        where.append(f"{trailing} after the last element")
+    return f"Padding: {padding} of {total} bytes hold no element, {' and '.join(where)}: {verb}."
+
+
+def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads: int) -> str:
+    most = int(occ.counts.max())
+    if name == "input":
+        zero = [k for k, (s, st) in enumerate(zip(occ.sizes, strides, strict=True)) if s > 1 and st == 0]
+        why = f"Strides[{zero[0]}] = 0" if zero else "overlapping Strides"
+        return (
+            f"Broadcast: {shared} slots hold up to {most} input elements each ({why}); Tile reads "
+            f"every input element {reads} times, so such a slot is read up to {most * reads} times."
+        )
+    return (
+        f"Overlap: {shared} slots are written by up to {most} output elements each "
+        "(overlapping Strides): which value stays there is not defined."
+    )
+
+
+def build_strip(
+    name: str, t: BufferTensorDesc, look: _Look, highlight: Index | None, budget: int, reads: int = 1
+) -> Strip | None:
+    """The buffer of ``t`` as slots of one element each, and what sits in each; None when the
+    element size is not whole bytes or the strides do not fit the sizes. ``reads``: how many times
+    Tile reads each element (the input's: prod(Repeats))."""
+    bits = t.data_type.bits
+    if bits == 0 or bits % 8 or (t.strides is not None and len(t.strides) != len(t.sizes)):
+        return None
+    elem = bits // 8
+    sizes = tuple(int(s) for s in t.sizes)
+    strides = tuple(int(s) for s in t.effective_strides)
+    total = int(t.total_tensor_size_in_bytes or 0)
+    notes = [_strip_head(name, t, elem, strides, total)]
+    if math.prod(sizes) > STRIP_ELEMENT_LIMIT:
+        return Strip(name, total, elem, strides, (), 0, 0, (*notes, "Too many elements to draw."))
+    occ = _Occupancy(sizes, strides, total, elem)
+    shown = occ.shown(budget, _slot_of(highlight, occ))
+    segments = _segments(name, occ, shown, elem, total, look, highlight)
+    padding = total - min(int(np.count_nonzero(occ.counts[: occ.in_slots])) * elem, total)
+    shared = int(np.count_nonzero(occ.counts > 1))
+    outside = int(np.count_nonzero(occ.counts[occ.in_slots :]))
     if padding:
-        verb = "never read" if name == "input" else "never written (DirectML may overwrite them)"
-        trailing = max(0, total - (int(offsets.max()) + 1) * elem)
-        where = []
-        if padding - trailing:
-            where.append(f"{padding - trailing} between elements (the Strides leave gaps)")
-        if trailing:
-            where.append(f"{trailing} after the last element")
-        notes.append(f"Padding: {padding} of {total} bytes hold no element, {' and '.join(where)}: {verb}.")
+        notes.append(_padding_note(name, padding, total, occ, elem))
     if shared:
-        zero = [k for k, (s, st) in enumerate(zip(sizes, strides, strict=True)) if s > 1 and st == 0]
-        most = int(counts.max())
-        if name == "input":
-            why = f"Strides[{zero[0]}] = 0" if zero else "overlapping Strides"
-            notes.append(
-                f"Broadcast: {shared} slots hold up to {most} input elements each ({why}); Tile reads "
-                f"every input element {reads} times, so such a slot is read up to {most * reads} times."
-            )
-        else:
-            notes.append(
-                f"Overlap: {shared} slots are written by up to {most} output elements each "
-                "(overlapping Strides): which value stays there is not defined."
-            )
+        notes.append(_sharing_note(name, shared, occ, strides, reads))
     elif name == "input":
         notes.append(f"Each input element sits in its own slot; Tile reads each one {reads} times.")
     if outside:
         notes.append(f"{outside} slots lie past TotalTensorSizeInBytes: the buffer is too small (DML105).")
-    return Strip(
-        name, total, elem, strides, tuple(segments), addressed, padding, shared, outside, tuple(notes)
-    )
+    return Strip(name, total, elem, strides, tuple(segments), padding, shared, tuple(notes))
 
 
 __all__ = [

@@ -15,21 +15,7 @@ from rich.text import Text
 
 from ..core.operator import OperatorDesc
 from .explain import Explanation, rule_text
-from .picture import PALETTE, Axis, Cell, Grid, Picture, Segment, Strip, build_picture, key
-
-
-def _block_ids(axis: Axis) -> list[object]:
-    """Which copy each drawn position belongs to; an elision between two copies is its own block."""
-    ids: list[object] = []
-    for p, t in enumerate(axis.ticks):
-        if t is not None:
-            ids.append(axis.copy_of(t))
-            continue
-        before, after = axis.ticks[p - 1], axis.ticks[p + 1]
-        assert before is not None and after is not None
-        same = axis.copy_of(before) == axis.copy_of(after)
-        ids.append(axis.copy_of(before) if same else ("gap", p))
-    return ids
+from .picture import PALETTE, Cell, Grid, Picture, Segment, Strip, build_picture, key
 
 
 def _cell_text(cell: Cell, width: int) -> Text:
@@ -42,7 +28,7 @@ def _cell_text(cell: Cell, width: int) -> Text:
 
 def grid_text(grid: Grid, width: int) -> Text:
     """One grid with box lines around every copy of the input, coordinates along the top and left."""
-    cols, rows = _block_ids(grid.cols), _block_ids(grid.rows)
+    cols, rows = grid.cols.block_ids(), grid.rows.block_ids()
     cell_w = width + 2
     lead_w = max(len(str(grid.rows.size - 1)), 1) + 1
     starts = [p for p in range(len(cols)) if p == 0 or cols[p] != cols[p - 1]]
@@ -165,7 +151,19 @@ def render(ex: Explanation, model: Picture | None = None) -> RenderableType:
     if ex.desc is None:
         parts += [Rule("Why it cannot be read"), _issues_table(ex.report.issues)]
         return Group(*parts)
+    parts += [Rule("Fields"), *_fields(ex)]
+    parts += [Rule("Output sizes"), _shape_table(ex)]
+    parts += [Rule("Strides and byte sizes (DMLCalcBufferTensorSize)"), *_size_derivations(ex)]
+    parts += [Rule("Feature levels"), _levels_table(ex), *_verdict(ex)]
+    if ex.mapping is not None:
+        parts += [Rule("Index mapping")] + [_line(step) for step in ex.mapping.steps]
+    index = ex.mapping.output_index if ex.mapping is not None else None
+    parts += [Rule("Picture"), picture(model if model is not None else build_picture(ex.desc, index))]
+    return Group(*parts)
 
+
+def _fields(ex: Explanation) -> list[RenderableType]:
+    """Every field with its value and meaning, under the struct it belongs to."""
     fields: list[RenderableType] = []
     struct = None
     for row in ex.fields:
@@ -176,8 +174,10 @@ def render(ex: Explanation, model: Picture | None = None) -> RenderableType:
         if not row.written:
             line.append("  (left out: the default)", style="dim")
         fields += [line, Padding(Text(f"{row.c_type}: {row.meaning}", style="dim"), (0, 0, 0, 6))]
-    parts += [Rule("Fields"), *fields]
+    return fields
 
+
+def _shape_table(ex: Explanation) -> Table:
     shape = Table(
         box=box.SIMPLE_HEAD,
         show_edge=False,
@@ -197,17 +197,24 @@ def render(ex: Explanation, model: Picture | None = None) -> RenderableType:
             _dash(dim["written"]),
             "[green]ok[/]" if dim["ok"] else "[red]differs[/]",
         )
-    parts += [Rule("Output sizes"), shape]
+    return shape
 
-    parts.append(Rule("Strides and byte sizes (DMLCalcBufferTensorSize)"))
+
+def _size_derivations(ex: Explanation) -> list[RenderableType]:
+    """Each byte size worked out step by step, its result green when right and red when not."""
+    lines: list[RenderableType] = []
     for derivation in ex.sizes:
         style = "green" if derivation.ok else "red"
-        parts.append(_line(derivation.steps[0], style="bold"))
-        parts += [
+        lines.append(_line(derivation.steps[0], style="bold"))
+        lines += [
             _line("  " + step, style=style if n == len(derivation.steps) - 2 else "")
             for n, step in enumerate(derivation.steps[1:])
         ]
+    return lines
 
+
+def _levels_table(ex: Explanation) -> Table:
+    """The verdict at every feature level, with each rule that rejects it and its messages."""
     levels = Table(box=box.SIMPLE_HEAD, show_edge=False)
     levels.add_column("feature level", no_wrap=True)
     levels.add_column("verdict")
@@ -223,23 +230,21 @@ def render(ex: Explanation, model: Picture | None = None) -> RenderableType:
                 if i.code == code:
                     text.append(f"\n  {i.message}", style="dim")
         levels.add_row(verdict.label, text)
-    parts += [Rule("Feature levels"), levels]
+    return levels
 
+
+def _verdict(ex: Explanation) -> list[RenderableType]:
+    """The verdict at the requested level, and its issues with their fixes."""
     level = ex.report.feature_level.dotted if ex.report.feature_level else "an unknown feature level"
-    parts.append(
+    verdict: list[RenderableType] = [
         Text(
             f"At {level}: " + ("valid." if ex.report.valid else "INVALID."),
             style="green" if ex.report.valid else "red bold",
         )
-    )
+    ]
     if ex.report.issues:
-        parts.append(_issues_table(ex.report.issues))
-
-    if ex.mapping is not None:
-        parts += [Rule("Index mapping")] + [_line(step) for step in ex.mapping.steps]
-    index = ex.mapping.output_index if ex.mapping is not None else None
-    parts += [Rule("Picture"), picture(model if model is not None else build_picture(ex.desc, index))]
-    return Group(*parts)
+        verdict.append(_issues_table(ex.report.issues))
+    return verdict
 
 
 def _line(text: str, style: str = "") -> Text:

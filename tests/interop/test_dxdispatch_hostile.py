@@ -1,6 +1,6 @@
 """DxDispatch models that DxDispatch itself would reject give DmlTileError naming the field, never
 a raw Python error or a huge allocation; plus a hypothesis fuzz of expected_outputs and
-from_dxdispatch over mutated exported models (issue 14)."""
+from_dxdispatch over mutated exported models: a model file is untrusted input."""
 
 from __future__ import annotations
 

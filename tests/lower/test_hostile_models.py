@@ -1,6 +1,7 @@
 """check_model() on hostile ONNX models built with onnx.helper: an invalid verdict or InputError,
-never an internal error, and external data never read from outside the model's folder (issue 14);
-plus a hypothesis fuzz of check_model over random initializers, names and graph shapes."""
+never an internal error, and external data never read from outside the model's folder (a model
+file is untrusted input: it must not make dmltile read other files); plus a hypothesis fuzz of
+check_model over random initializers, names and graph shapes."""
 
 from __future__ import annotations
 

@@ -84,38 +84,47 @@ def test_grid_model_shows_the_tiling_truthfully(data):
     out_sizes = [s * r for s, r in zip(sizes, reps, strict=True)]
     index = data.draw(st.one_of(st.none(), st.tuples(*(st.integers(0, o - 1) for o in out_sizes))))
     model = build_picture(dmltile.tile_desc(sizes, reps), index, max_width=100)
-    og, ig = model.output_grid, model.input_grid
-    tiled = [k for k in range(n) if reps[k] > 1]
+    assert_the_tiled_axes_are_drawn_with_two_copies(model, sizes, reps)
+    assert_every_output_cell_copies_its_drawn_source(model, sizes)
+    assert_only_the_index_and_its_source_are_highlighted(model, index, sizes, out_sizes)
+    if index is None:  # (a highlighted element may add a column past the width)
+        for line in to_text(picture(model), width=300).splitlines():
+            if "│" in line and "byte" not in line:
+                assert len(line) <= 100, line  # grids fit the width they were built for
+
+
+def assert_the_tiled_axes_are_drawn_with_two_copies(model, sizes, reps) -> None:
+    og = model.output_grid
+    tiled = [k for k in range(len(sizes)) if reps[k] > 1]
     drawn = [a.dim for a in (og.rows, og.cols) if a.dim is not None]
     assert set(drawn) >= set(tiled[-2:])  # the tiled axes are the drawn ones
     for axis in (og.rows, og.cols):
         if axis.dim is not None and reps[axis.dim] > 1:
             copies = {t // sizes[axis.dim] for t in axis.ticks if t is not None}
             assert len(copies) >= 2  # at least two copies along every drawn repeated axis
-    drawn_inputs = {c.index for row in ig.cells for c in row if c.index is not None}
-    highlighted_out = [c.index for row in og.cells for c in row if c.highlight]
-    highlighted_in = [c.index for row in ig.cells for c in row if c.highlight]
-    for row in og.cells:
-        for c in row:
-            if c.index is None:
-                continue
-            src = tuple(o % s for o, s in zip(c.index, sizes, strict=True))
-            assert c.source == src and src in drawn_inputs
-            assert c.colour == int(np.ravel_multi_index(src, sizes)) % len(PALETTE)
+
+
+def assert_every_output_cell_copies_its_drawn_source(model, sizes) -> None:
+    drawn_inputs = {c.index for row in model.input_grid.cells for c in row if c.index is not None}
+    for c in (c for row in model.output_grid.cells for c in row if c.index is not None):
+        src = tuple(o % s for o, s in zip(c.index, sizes, strict=True))
+        assert c.source == src and src in drawn_inputs
+        assert c.colour == int(np.ravel_multi_index(src, sizes)) % len(PALETTE)
+
+
+def assert_only_the_index_and_its_source_are_highlighted(model, index, sizes, out_sizes) -> None:
+    highlighted_out = [c.index for row in model.output_grid.cells for c in row if c.highlight]
+    highlighted_in = [c.index for row in model.input_grid.cells for c in row if c.highlight]
     if index is None:
         assert highlighted_out == [] and highlighted_in == []
-    else:
-        src = tuple(o % s for o, s in zip(index, sizes, strict=True))
-        assert highlighted_out == [tuple(index)] and highlighted_in == [src]
-        for strip, idx, shape in ((model.input_strip, src, sizes), (model.output_strip, index, out_sizes)):
-            if strip.segments:  # (not computed above a million elements)
-                lit = [(seg.start, seg.label) for seg in strip.segments if seg.highlight]
-                label = ",".join(str(src[k]) for k in range(n) if sizes[k] > 1) or str(src[-1])
-                assert lit == [(int(np.ravel_multi_index(idx, shape)) * 4, label)]
-    if index is None:  # (a highlighted element may add a column past the width)
-        for line in to_text(picture(model), width=300).splitlines():
-            if "│" in line and "byte" not in line:
-                assert len(line) <= 100, line  # grids fit the width they were built for
+        return
+    src = tuple(o % s for o, s in zip(index, sizes, strict=True))
+    assert highlighted_out == [tuple(index)] and highlighted_in == [src]
+    label = ",".join(str(src[k]) for k in range(len(sizes)) if sizes[k] > 1) or str(src[-1])
+    for strip, idx, shape in ((model.input_strip, src, sizes), (model.output_strip, index, out_sizes)):
+        if strip.segments:  # (not computed above a million elements)
+            lit = [(seg.start, seg.label) for seg in strip.segments if seg.highlight]
+            assert lit == [(int(np.ravel_multi_index(idx, shape)) * 4, label)]
 
 
 def test_a_large_input_keeps_copies_and_elides_the_middle():

@@ -13,7 +13,8 @@ import urllib.request
 import pytest
 
 import dmltile
-from dmltile.teach.playground import EXERCISES, new_descriptor, playground_page, respond
+from dmltile.teach.exercises import EXERCISES
+from dmltile.teach.playground import new_descriptor, playground_page, respond
 from tests.cli_support import SCRIPT
 from tests.conftest import DOC_EXAMPLE
 
@@ -86,6 +87,14 @@ def test_the_page_is_self_contained_and_lists_the_exercises():
     for field in ("in-sizes", "in-strides", "in-bytes", "repeats", "out-sizes", "out-strides", "out-bytes"):
         assert f'id="{field}"' in page
     assert 'id="dtype"' in page and 'id="level"' in page
+
+
+def test_the_page_carries_its_script_and_the_exercises_as_data():
+    page = playground_page()
+    assert "function documentFromForm()" in page  # static/playground.js, inlined
+    start = page.index('<script id="playground-data" type="application/json">')
+    data = json.loads(page[page.index(">", start) + 1 : page.index("</script>", start)])
+    assert data["exercises"] == EXERCISES and data["start"]["Desc"]["Repeats"] == [1, 1, 3, 3]
 
 
 def _free_port() -> int:
