@@ -18,7 +18,7 @@ from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
 from .dxdispatch import single_tile_document
 from .report import Issue
-from .rules import issue
+from .rules import field_description, issue
 from .source import NotJson, Source, looks_like_dxdispatch, not_json_message, read_source
 from .suggest import closest_key, enum_hint, keys_at
 
@@ -177,7 +177,7 @@ def _issue(err: ErrorDetails, level: FeatureLevel | None = None) -> Issue:
         return issue(
             "DML002",
             path,
-            f"required field {field} is missing" + (f" ({info.meaning})" if info else ""),
+            f"required field {field} is missing" + (f" ({field_description(field)})" if info else ""),
             f'add "{field}"{example}',
         )
     if kind == "extra_forbidden":

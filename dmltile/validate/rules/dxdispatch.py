@@ -17,16 +17,18 @@ register(
     "a DxDispatch model read as one descriptor has exactly one Tile dispatchable",
     DXDISPATCH,
     "parse",
-    why="Where one descriptor is asked for (dmltile.validate, explain, run), a model with several "
-    "Tile dispatchables does not say which one is meant. `dmltile validate` on the model file checks "
-    "every dispatchable instead, so it never reports this code.",
+    why="Where one descriptor is asked for (dmltile.validate, `dmltile explain`, `dmltile run`), a "
+    "model with several Tile dispatchables does not say which one is meant.",
     example=Example(
         {
             "dispatchables": {
                 "first": {"type": "DML_OPERATOR_TILE", "desc": _TILE_DESC},
                 "second": {"type": "DML_OPERATOR_TILE", "desc": _TILE_DESC},
             }
-        }
+        },
+        command="explain",
+        note="`dmltile validate` on a model file checks every Tile dispatchable instead, so it never "
+        "reports this code",
     ),
 )
 

@@ -191,8 +191,8 @@ def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: Fe
     "page lists none). Tile copies bits, so another type of the same width tiles the same bytes.",
     example=Example(
         {
-            "InputTensor": {"DataType": "INT8", "Sizes": [1, 1, 2, 3]},
-            "OutputTensor": {"DataType": "INT8", "Sizes": [1, 1, 4, 9]},
+            "InputTensor": {"DataType": "INT16", "Sizes": [1, 1, 2, 3]},
+            "OutputTensor": {"DataType": "INT16", "Sizes": [1, 1, 4, 9]},
             "Repeats": [1, 1, 2, 3],
         },
         feature_level="1.0",
@@ -221,7 +221,11 @@ register(
     "feature_level",
     why="A feature level names a set of operators and tensor support that a device promises; a "
     "level DirectML does not define promises nothing, so there is nothing to judge the document by.",
-    example=Example(VALID_2D, feature_level="3.2"),
+    example=Example(
+        VALID_2D,
+        feature_level="3.2",
+        note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
+    ),
 )
 
 
@@ -263,7 +267,11 @@ register(
     why="dmltile answers for a DirectML version only from what that DLL was measured to do, and a "
     "DLL offers no feature level above its own maximum: an unmeasured version, or a level above "
     "what the version has, cannot be judged.",
-    example=Example(VALID_2D, directml="9.9"),
+    example=Example(
+        VALID_2D,
+        directml="9.9",
+        note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
+    ),
 )
 
 register(
@@ -290,4 +298,3 @@ register(
         directml="1.9.1",
     ),
 )
-

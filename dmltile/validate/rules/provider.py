@@ -125,7 +125,9 @@ def check_opset(facts: NodeFacts) -> Iterator[Finding]:
     if facts.opset is None:
         return
     if facts.opset < FIRST_TILE_6_OPSET:
-        yield Finding("DML501", "invalid", "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it")
+        yield Finding(
+            "DML501", "invalid", "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it"
+        )
     elif facts.opset < MIN_OPSET:
         yield Finding("DML501", "cpu-fallback", f"{PROVIDER} registers Tile from opset {MIN_OPSET} on")
 
@@ -178,7 +180,11 @@ def check_device_type(facts: NodeFacts) -> Iterator[Finding]:
     "Tile's repeats is a required constant CPU input: when it is not an initializer the node stays out "
     "of the fused DirectML graph and its operator is compiled at the first run, and again for every "
     "run whose repeats differ from the first run's",
-    PROVIDER_SOURCES["registration"] + "; " + PROVIDER_SOURCES["partitioner"] + "; " + PROVIDER_SOURCES["kernel"],
+    PROVIDER_SOURCES["registration"]
+    + "; "
+    + PROVIDER_SOURCES["partitioner"]
+    + "; "
+    + PROVIDER_SOURCES["kernel"],
     "provider",
     severity="warning",
     why="A DirectML Tile has its repeats baked into the compiled operator, so the EP must read them "
@@ -188,7 +194,9 @@ def check_device_type(facts: NodeFacts) -> Iterator[Finding]:
 )
 def check_constant_repeats(facts: NodeFacts) -> Iterator[Finding]:
     if not facts.repeats_initializer:
-        yield Finding("DML504", "dispatch-per-value", "repeats is not constant but a required constant CPU input")
+        yield Finding(
+            "DML504", "dispatch-per-value", "repeats is not constant but a required constant CPU input"
+        )
 
 
 @rule(
@@ -254,7 +262,9 @@ def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
                 f"input Sizes {sizes}, Repeats {reps} (DML507).",
             )
     if facts.element_type == "bool":
-        yield Finding("DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507).")
+        yield Finding(
+            "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
+        )
 
 
 # The first DirectML release with each feature level (learn.microsoft.com/windows/ai/directml/

@@ -19,19 +19,23 @@ Phase = Literal["parse", "descriptor", "feature_level", "provider"]
 FixEdits = Callable[[Any, Issue, Any], "list[Edit] | None"]
 # (the issue, its edits, how many of them are its own) -> the hint that spells the fix out
 FixHint = Callable[[Issue, "list[Edit]", int], str]
+# (desc) or (desc, level) -> Issues; for the provider's rules (node facts) -> findings
+Check = Callable[..., Iterator[Any]]
 
 
 @dataclass(frozen=True)
 class Example:
     """What breaks a rule, and how to judge it: ``document`` (a JSON value, as ``dmltile validate``
-    reads it) at ``feature_level`` or as DirectML ``directml`` judges it; for the onnxruntime
-    provider's rules, ``node``: the facts of an ONNX Tile node (``provider.NodeFacts`` fields)."""
+    reads it from a file) at ``feature_level`` or as DirectML ``directml`` judges it; for the
+    onnxruntime provider's rules, ``node``: the facts of an ONNX Tile node (``provider.NodeFacts``
+    fields), which ``dmltile check`` reads from a model."""
 
     document: Any = None
     feature_level: str | None = None
     directml: str | None = None
     node: dict | None = None
-    also: str = ""  # why the example yields other codes too, when it must
+    command: str = "validate"  # the dmltile command that reports it for the document in a file
+    note: str = ""  # what that command shows otherwise, or why the example yields other codes too
 
     def to_dict(self) -> dict:
         """The example as ``dmltile rules --json`` gives it."""
@@ -40,8 +44,10 @@ class Example:
             out["feature_level"] = self.feature_level
         if self.directml is not None:
             out["directml"] = self.directml
-        if self.also:
-            out["also"] = self.also
+        if self.command != "validate":
+            out["command"] = self.command
+        if self.note:
+            out["note"] = self.note
         return out
 
 
@@ -57,7 +63,7 @@ class Rule:
     why: str
     example: Example
     severity: Severity = "error"
-    check: Callable[..., Iterator[Issue]] | None = None  # None: enforced while reading the document
+    check: Check | None = None  # None: enforced while reading the document (or by the API)
     fix: FixEdits | None = None
     fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
     field: str = ""  # the one field whose limit the rule states, for the field descriptions
@@ -76,7 +82,7 @@ def register(
     why: str,
     example: Example,
     severity: Severity = "error",
-    check: Callable[..., Iterator[Issue]] | None = None,
+    check: Check | None = None,
     fix: FixEdits | None = None,
     fix_hint: FixHint | None = None,
     field: str = "",
@@ -95,10 +101,10 @@ def rule(
     source: str,
     phase: Phase = "descriptor",
     **details: Any,
-) -> Callable[[Callable[..., Iterator[Issue]]], Callable[..., Iterator[Issue]]]:
+) -> Callable[[Check], Check]:
     """Register the decorated function as the check of rule ``code`` (``details``: why, example, ...)."""
 
-    def decorate(fn: Callable[..., Iterator[Issue]]) -> Callable[..., Iterator[Issue]]:
+    def decorate(fn: Check) -> Check:
         register(code, text, source, phase, check=fn, **details)
         return fn
 

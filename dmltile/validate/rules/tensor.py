@@ -49,7 +49,10 @@ def strides_usable(t: BufferTensorDesc) -> bool:
         {
             "Type": "DML_OPERATOR_TILE",
             "Desc": {
-                "InputTensor": {"Type": "DML_TENSOR_TYPE_INVALID", "Desc": {"DataType": "FLOAT32", "Sizes": [2, 3]}},
+                "InputTensor": {
+                    "Type": "DML_TENSOR_TYPE_INVALID",
+                    "Desc": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+                },
                 "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9]},
                 "Repeats": [2, 3],
             },
@@ -192,7 +195,11 @@ def check_total_size(desc: OperatorDesc) -> Iterator[Issue]:
 def _dword_size(t: BufferTensorDesc) -> int:
     """The next multiple of 4 that also satisfies DML105, so the two rules' fixes agree."""
     total = t.total_tensor_size_in_bytes
-    need = calc_buffer_tensor_size(t.data_type, t.sizes, t.strides) if strides_usable(t) and t.data_type.bits else 0
+    need = (
+        calc_buffer_tensor_size(t.data_type, t.sizes, t.strides)
+        if strides_usable(t) and t.data_type.bits
+        else 0
+    )
     return max(need, total + (-total) % 4)
 
 
