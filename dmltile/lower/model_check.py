@@ -36,7 +36,6 @@ from .lowering import lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
-    CPU_ONLY_TYPES,
     DEVICE_DEPENDENT,
     MIN_LEVEL,
     MIN_OPSET,
@@ -47,6 +46,7 @@ from .provider import (
     first_directml,
     provider_min_level,
     provider_plan,
+    registration_verdict,
 )
 
 __all__ = ["ONNX_TYPES", "STATUSES", "TileNodeReport", "check_model", "check_model_levels"]
@@ -133,22 +133,13 @@ def _invalid(node: _Node, reason: str) -> _Node:
 
 def _judge_type(rep: TileNodeReport, version: int) -> str | None:
     """The level-independent verdict from the opset and element type, or None when the provider takes both."""
-    if version == 1:
-        rep.rules.append("DML501")
-        return "invalid"
-    dtype = rep.input_type
-    if dtype is None:
-        return "invalid"
-    if dtype in NO_EP_TYPES:
-        rep.rules.append("DML502")
-        return "invalid"
-    if rep.opset is not None and rep.opset < MIN_OPSET:
-        rep.rules.append("DML501")
-        return "cpu-fallback"
-    if dtype in CPU_ONLY_TYPES:
-        rep.rules.append("DML502")
-        return "cpu-fallback"
-    return None
+    found = registration_verdict(rep.opset, rep.input_type)
+    if rep.input_type is None and (found is None or found.status != "invalid"):
+        return "invalid"  # onnxruntime needs every type to load the model
+    if found is None:
+        return None
+    rep.rules.append(found.code)
+    return found.status
 
 
 TYPE_REASONS = {

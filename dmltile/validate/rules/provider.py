@@ -250,11 +250,10 @@ def check_device_level(facts: NodeFacts) -> Iterator[Finding]:
 )
 def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
     shape = facts.static_shape
+    sizes: list[int] = []
     if shape is not None and facts.repeats is not None:
         sizes, reps, dropped = squeeze(shape, facts.repeats)
-        if len(sizes) > MAX_RANK:
-            yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(sizes)))
-        elif dropped:
+        if dropped:
             yield Finding(
                 "DML507",
                 "rewritten",
@@ -262,9 +261,9 @@ def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
                 f"input Sizes {sizes}, Repeats {reps} (DML507).",
             )
     if facts.element_type == "bool":
-        yield Finding(
-            "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
-        )
+        yield Finding("DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507).")
+    if len(sizes) > MAX_RANK:
+        yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(sizes)))
 
 
 # The first DirectML release with each feature level (learn.microsoft.com/windows/ai/directml/
@@ -316,3 +315,11 @@ def too_many_dimensions(rank: int) -> str:
 def provider_findings(facts: NodeFacts) -> list[Finding]:
     """Every provider rule applied to one node, in code order."""
     return [f for r in rules_of("provider") if r.check for f in r.check(facts)]
+
+
+def registration_verdict(opset: int | None, element_type: str | None) -> Finding | None:
+    """Whether the provider registered a Tile kernel for this opset and element type (DML501,
+    DML502): the finding that keeps the node from it, one that no EP runs before one the CPU does."""
+    facts = NodeFacts(opset=opset, element_type=element_type)
+    found = [*check_opset(facts), *check_element_type(facts)]
+    return min(found, key=lambda f: (f.status != "invalid", f.code), default=None)
