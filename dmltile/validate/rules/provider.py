@@ -261,7 +261,9 @@ def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
                 f"input Sizes {sizes}, Repeats {reps} (DML507).",
             )
     if facts.element_type == "bool":
-        yield Finding("DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507).")
+        yield Finding(
+            "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
+        )
     if len(sizes) > MAX_RANK:
         yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(sizes)))
 
