@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import EnumParseError
+from .layout import element_bits
 
 _PREFIXES = {
     "DataType": "DML_TENSOR_DATA_TYPE_",
@@ -93,7 +94,7 @@ class DataType(CEnum):
     @property
     def bits(self) -> int:
         """Bits per element (0 for UNKNOWN)."""
-        return _BITS[self]
+        return element_bits(self)
 
     @property
     def element_size(self) -> int:
@@ -116,22 +117,6 @@ class DataType(CEnum):
         raise ValueError(f"NumPy dtype {dt} has no DML_TENSOR_DATA_TYPE")
 
 
-_BITS = {
-    DataType.UNKNOWN: 0,
-    DataType.FLOAT32: 32,
-    DataType.FLOAT16: 16,
-    DataType.UINT32: 32,
-    DataType.UINT16: 16,
-    DataType.UINT8: 8,
-    DataType.INT32: 32,
-    DataType.INT16: 16,
-    DataType.INT8: 8,
-    DataType.FLOAT64: 64,
-    DataType.UINT64: 64,
-    DataType.INT64: 64,
-    DataType.UINT4: 4,
-    DataType.INT4: 4,
-}
 _NUMPY = {
     DataType.FLOAT32: "float32",
     DataType.FLOAT16: "float16",
