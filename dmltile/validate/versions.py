@@ -15,9 +15,10 @@ from typing import Any
 from ..core.enums import FeatureLevel
 from ..core.layout import UINT32_WRAP, last_element_index, strides_or_packed, wrapped_buffer_tensor_size
 from ..core.operator import OperatorDesc
+from ..core.tables import read_table
 from ..core.tensor import BufferTensorDesc
 from ..errors import DmlTileError
-from .levels import parse_feature_level, read_table
+from .levels import parse_feature_level
 from .report import Issue
 from .rules import issue, tensors
 
