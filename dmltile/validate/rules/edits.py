@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+from ...core.layout import wrap_document
 from ..report import Edit, Issue
 
 TENSORS = ("InputTensor", "OutputTensor")
@@ -31,26 +32,8 @@ def join_path(parts: list[str | int]) -> str:
 
 
 def wrapped(document: Any) -> Any:
-    """The document in the canonical wrapped shape (``Type``/``Desc`` around the operator and each
-    tensor), nothing else changed: the shape that issue paths point into."""
-    if not isinstance(document, dict):
-        return document
-    doc = copy.deepcopy(document)
-    if "Desc" not in doc and "InputTensor" in doc:
-        doc = {
-            "Type": doc.get("Type", "DML_OPERATOR_TILE"),
-            "Desc": {k: v for k, v in doc.items() if k != "Type"},
-        }
-    desc = doc.get("Desc")
-    if isinstance(desc, dict):
-        for name in TENSORS:
-            t = desc.get(name)
-            if isinstance(t, dict) and "Desc" not in t:
-                desc[name] = {
-                    "Type": t.get("Type", "DML_TENSOR_TYPE_BUFFER"),
-                    "Desc": {k: v for k, v in t.items() if k != "Type"},
-                }
-    return doc
+    """The document in the canonical wrapped shape (a copy): the shape that issue paths point into."""
+    return wrap_document(document, TENSORS)
 
 
 def _apply_one(doc: Any, e: Edit) -> None:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...core.enums import FeatureLevel, TensorFlags, TensorType
+from ...core.layout import strides_or_packed
 from ...core.operator import OperatorDesc
 from ...core.tensor import (
     UINT32_MAX,
@@ -324,7 +325,7 @@ def check_addressable(desc: OperatorDesc) -> Iterator[Issue]:
                 f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {in_buffer} {t.data_type.name} "
                 f"elements, more than the 4294967295 a buffer tensor may span",
                 f"use at most {UINT32_MAX * t.data_type.bits // 8 // 4 * 4} bytes, e.g. the computed "
-                f"{calc_buffer_tensor_size(t.data_type, t.sizes, t.strides if strides_usable(t) else None)}",
+                f"{calc_buffer_tensor_size(t.data_type, t.sizes, strides_or_packed(t.sizes, t.strides))}",
             )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...core.enums import DataType, FeatureLevel, TensorFlags, TensorType
+from ...core.layout import strides_or_packed
 from ...core.tensor import UINT32_MAX, calc_buffer_tensor_size
 from ..report import Edit, Issue
 from ..suggest import accepted_values
@@ -123,10 +124,7 @@ def needed_bytes(doc: Any, tensor: str) -> int | None:
     sizes, dtype = uints(t.get("Sizes")), dtype_of(doc, tensor)
     if sizes is None or dtype is None or dtype.bits == 0:
         return None
-    strides = uints(t.get("Strides")) if t.get("Strides") is not None else None
-    if strides is not None and len(strides) != len(sizes):
-        strides = None
-    return calc_buffer_tensor_size(dtype, sizes, strides)
+    return calc_buffer_tensor_size(dtype, sizes, strides_or_packed(sizes, uints(t.get("Strides"))))
 
 
 def tensor_value(doc: Any, tensor: str) -> dict:
