@@ -16,12 +16,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ...core.enums import FeatureLevel
-from ...core.fields import FIELDS
 from ...core.operator import OperatorDesc
 from ..report import Issue
 from . import document, dxdispatch, levels, operator, provider, tensor
 from .levels import lowest_level
-from .registry import RULES, Example, Phase, Rule, all_rules, issue, rules_of, unreadable_issues
+from .registry import (
+    RULES,
+    Example,
+    Phase,
+    Rule,
+    all_rules,
+    field_description,
+    issue,
+    rules_of,
+    unreadable_issues,
+)
 from .tensor import tensors
 
 DescriptorCheck = Callable[[OperatorDesc], Iterator[Issue]]
@@ -41,14 +50,6 @@ def level_checks() -> list[LevelCheck]:
 def provider_rules() -> list[Rule]:
     """The rules of onnxruntime's DirectML execution provider, in code order."""
     return rules_of("provider")
-
-
-def field_description(name: str) -> str:
-    """What a field is (``core.fields``), then the limits the rules put on it, each written once in
-    its rule (a warning's limit says so itself)."""
-    info = FIELDS.get(name)
-    limits = [r.limit for r in all_rules() if r.field == name and r.limit]
-    return "; ".join(([info.meaning] if info else []) + limits)
 
 
 __all__ = [

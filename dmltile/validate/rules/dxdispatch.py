@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from ..report import Issue
 from .citations import DXDISPATCH
-from .registry import Example, register
+from .registry import Example, issue, register
 
 _TILE_DESC = {
     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
@@ -52,3 +53,36 @@ register(
         }
     ),
 )
+
+
+def not_a_model() -> Issue:
+    """DML001 for JSON that is neither a DxDispatch model nor one dispatchable."""
+    return issue(
+        "DML001",
+        "dispatchables",
+        'not a DxDispatch model: expected an object with a "dispatchables" object',
+        'write {"resources": {...}, "dispatchables": {"tile": {"type": '
+        '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
+    )
+
+
+def several_tiles(names: list[str]) -> Issue:
+    """DML401 for a model with more than one Tile dispatchable where one descriptor is asked for."""
+    return issue(
+        "DML401",
+        "dispatchables",
+        f"the DxDispatch model has {len(names)} Tile dispatchables ({', '.join(map(repr, names))}); "
+        "a single descriptor is needed here",
+        "pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
+    )
+
+
+def missing_repeats_count() -> Issue:
+    """DML402 for a Tile dispatchable without RepeatsCount."""
+    return issue(
+        "DML402",
+        "Desc.RepeatsCount",
+        "RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
+        "(\"Field 'RepeatsCount' is required.\")",
+        'add "RepeatsCount" equal to the number of Repeats',
+    )

@@ -298,3 +298,16 @@ register(
         directml="1.9.1",
     ),
 )
+
+
+def wrapped_size(name: str, path: str, total: int, version_label: str, wrapped: int, hint: str) -> Issue:
+    """DML112: a size only the 32-bit arithmetic of ``version_label`` accepts (``wrapped``: the bytes
+    it computes); ``hint`` is DML105's, which newer versions report."""
+    return issue(
+        "DML112",
+        path,
+        f"{name}.TotalTensorSizeInBytes is {total}: {version_label} computes the tensor's extent in 32 bits "
+        f"and accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
+        "and later reject it",
+        hint,
+    )

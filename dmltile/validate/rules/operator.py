@@ -269,3 +269,20 @@ register(
     ),
     fix=fix_field_value,
 )
+
+
+def not_tile(path: str, message: str) -> Issue:
+    """DML207 for a document whose Type names another operator (the reader's message names it)."""
+    return issue(
+        "DML207", path, message, 'use "Type": "DML_OPERATOR_TILE" with a DML_TILE_OPERATOR_DESC in "Desc"'
+    )
+
+
+def no_tile_dispatchable(found: str) -> Issue:
+    """DML207 for a DxDispatch model without a Tile dispatchable (``found``: what it has instead)."""
+    return issue(
+        "DML207",
+        "dispatchables",
+        f"the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {found}); dmltile covers Tile only",
+        'add a dispatchable {"type": "DML_OPERATOR_TILE", "desc": {...}}',
+    )

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...core.fields import FIELDS
 from ..report import Edit, Issue, Severity
 
 Phase = Literal["parse", "descriptor", "feature_level", "provider"]
@@ -129,3 +130,11 @@ def rules_of(phase: Phase) -> list[Rule]:
 def unreadable_issues(issues: list[Issue]) -> list[Issue]:
     """The issues that say the input is not a document at all (DML001): unreadable input, exit 2."""
     return [i for i in issues if i.code == "DML001"]
+
+
+def field_description(name: str) -> str:
+    """What a field is (``core.fields``), then the limits the rules put on it, each written once in
+    its rule (a warning's limit says so itself)."""
+    info = FIELDS.get(name)
+    limits = [r.limit for r in all_rules() if r.field == name and r.limit]
+    return "; ".join(([info.meaning] if info else []) + limits)

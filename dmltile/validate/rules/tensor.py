@@ -114,8 +114,6 @@ def check_dimension_count(desc: OperatorDesc) -> Iterator[Issue]:
         }
     ),
     fix=fix_to_null,
-    field="Strides",
-    limit="one value per dimension when given",
 )
 def check_strides_length(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
