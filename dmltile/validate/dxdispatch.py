@@ -19,8 +19,10 @@ from typing import Any
 from ..core.enums import TILE, OperatorType
 from ..errors import DescriptorError
 from .report import Issue
-from .rules import issue
-from .source import NotJson, is_dispatchable, is_model, not_json_message, read_source
+from .rules.document import duplicate_key, not_json
+from .rules.dxdispatch import not_a_model, several_tiles
+from .rules.operator import no_tile_dispatchable
+from .source import NotJson, is_dispatchable, is_model, read_source
 
 DISPATCHABLE = "tile"  # the name a lone dispatchable gets, and the one the export writes
 DXDISPATCH_KEYS = ("dmlCompileType", "executionFlags", "bindings")  # dispatchable keys beside the desc
@@ -40,21 +42,13 @@ def _model_or_issues(source: Any) -> tuple[dict | None, list[Issue]]:
     """``read_model``'s model, or (None, the issue that stops it)."""
     data = read_source(source)
     if isinstance(data, NotJson):
-        return None, [
-            issue(data.code, path=data.key, message=not_json_message(data, "the model"), hint=_fix(data))
-        ]
+        if data.code == "DML003":
+            return None, [duplicate_key(data.key, data.reason)]
+        return None, [not_json(data.reason, "the model")]
     if is_dispatchable(data):
         return {"dispatchables": {DISPATCHABLE: data}}, []
     if not is_model(data) or not isinstance(data["dispatchables"], dict):
-        return None, [
-            issue(
-                "DML001",
-                path="dispatchables",
-                message='not a DxDispatch model: expected an object with a "dispatchables" object',
-                hint='write {"resources": {...}, "dispatchables": {"tile": {"type": '
-                '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
-            )
-        ]
+        return None, [not_a_model()]
     return data, []
 
 
@@ -96,10 +90,6 @@ def canonical_document(dispatchable: Mapping) -> dict:
     return {"Type": operator_name(raw), "Desc": desc}
 
 
-def _fix(data: NotJson) -> str:
-    return f'keep one "{data.key}" in that object' if data.code == "DML003" else ""
-
-
 def is_tile(dispatchable: Any) -> bool:
     try:
         return OperatorType.parse(operator_name(dispatchable)) == TILE
@@ -124,21 +114,5 @@ def single_tile_document(data: Any) -> tuple[Any, list[Issue]]:
         return canonical_document(dispatchables[tiles[0]]), []
     if not tiles:
         found = ", ".join(f"{n!r} ({op})" for n, op in others.items()) or "none"
-        return None, [
-            issue(
-                "DML207",
-                path="dispatchables",
-                message=f"the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {found}); "
-                "dmltile covers Tile only",
-                hint='add a dispatchable {"type": "DML_OPERATOR_TILE", "desc": {...}}',
-            )
-        ]
-    return None, [
-        issue(
-            "DML401",
-            path="dispatchables",
-            message=f"the DxDispatch model has {len(tiles)} Tile dispatchables ({', '.join(map(repr, tiles))}); "
-            "a single descriptor is needed here",
-            hint="pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
-        )
-    ]
+        return None, [no_tile_dispatchable(found)]
+    return None, [several_tiles(tiles)]

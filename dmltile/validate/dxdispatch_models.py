@@ -10,7 +10,7 @@ from .document import parse
 from .dxdispatch import canonical_document, is_tile, operator_name, read_model
 from .levels import DEFAULT_FEATURE_LEVEL, parse_feature_level
 from .report import Issue, ValidationReport
-from .rules import issue
+from .rules.dxdispatch import dispatchable_not_an_object, missing_repeats_count
 
 
 class DxDispatchModel(dict):
@@ -53,15 +53,7 @@ class DxDispatchModel(dict):
 def _repeats_count_warning(raw: Mapping) -> list[Issue]:
     desc = raw.get("desc", raw.get("Desc", raw))
     if isinstance(desc, dict) and "RepeatsCount" not in desc:
-        return [
-            issue(
-                "DML402",
-                path="Desc.RepeatsCount",
-                message="RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
-                "(\"Field 'RepeatsCount' is required.\")",
-                hint='add "RepeatsCount" equal to the number of Repeats',
-            )
-        ]
+        return [missing_repeats_count()]
     return []
 
 
@@ -78,9 +70,7 @@ def from_dxdispatch(source: Any) -> DxDispatchModel:
     for name, raw in model["dispatchables"].items():
         result.order.append(name)
         if not isinstance(raw, dict):
-            result.invalid[name] = [
-                issue("DML001", path="", message=f"dispatchable {name!r} is not a JSON object")
-            ]
+            result.invalid[name] = [dispatchable_not_an_object(name)]
             continue
         if not is_tile(raw):
             result.not_covered[name] = str(operator_name(raw))

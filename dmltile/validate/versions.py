@@ -20,7 +20,8 @@ from ..core.tensor import BufferTensorDesc
 from ..errors import DmlTileError
 from .levels import parse_feature_level
 from .report import Issue
-from .rules import issue, tensors
+from .rules import tensors
+from .rules.levels import wrapped_size
 
 
 @dataclass(frozen=True)
@@ -105,13 +106,8 @@ def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVer
         if wrapped is not None and t.total_tensor_size_in_bytes >= wrapped:
             out = [i for i in out if i not in errors]
             out.append(
-                issue(
-                    "DML112",
-                    size_path,
-                    f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {version.label} computes the "
-                    f"tensor's extent in 32 bits and accepts it ({wrapped} bytes after the "
-                    "wrap), but the elements really reach past it; DirectML 1.13 and later reject it",
-                    errors[0].hint,
+                wrapped_size(
+                    name, size_path, t.total_tensor_size_in_bytes, version.label, wrapped, errors[0].hint
                 )
             )
     return out

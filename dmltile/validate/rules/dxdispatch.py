@@ -86,3 +86,8 @@ def missing_repeats_count() -> Issue:
         "(\"Field 'RepeatsCount' is required.\")",
         'add "RepeatsCount" equal to the number of Repeats',
     )
+
+
+def dispatchable_not_an_object(name: str) -> Issue:
+    """DML001 for a dispatchable that is not a JSON object."""
+    return issue("DML001", "", f"dispatchable {name!r} is not a JSON object")
