@@ -36,13 +36,13 @@ from .lowering import lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
-    DEVICE_DEPENDENT,
     MIN_LEVEL,
     MIN_OPSET,
     NO_EP_TYPES,
     PER_VALUE_COST,
     PROVIDER,
     below_min_level,
+    device_type_findings,
     first_directml,
     provider_min_level,
     provider_plan,
@@ -302,13 +302,9 @@ def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, 
                 "input shape from the values given; fused as shown when onnxruntime knows the same sizes "
                 "(SessionOptions.add_free_dimension_override_by_name), otherwise compiled at the first run (DML505)"
             )
-    if dtype in DEVICE_DEPENDENT:
-        rep.rules.append("DML503")
-        rep.warnings.append(
-            f"{DEVICE_DEPENDENT[dtype]}: {PROVIDER} keeps the node on the GPU only if the device reports "
-            f"{DEVICE_DEPENDENT[dtype]} in CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); "
-            "otherwise it runs on CPUExecutionProvider (DML503)"
-        )
+    for found in device_type_findings(dtype):
+        rep.rules.append(found.code)
+        rep.warnings.append(f"{found.message} ({found.code})")
     return out
 
 

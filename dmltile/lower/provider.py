@@ -28,6 +28,7 @@ from ..validate.rules.provider import (
     Finding,
     NodeFacts,
     below_min_level,
+    check_device_type,
     check_squeezed,
     first_directml,
     registration_verdict,
@@ -47,6 +48,7 @@ __all__ = [
     "Finding",
     "ProviderPlan",
     "below_min_level",
+    "device_type_findings",
     "first_directml",
     "provider_min_level",
     "provider_plan",
@@ -103,6 +105,11 @@ def provider_plan(
         f"output Sizes {list(desc.output.sizes)}."
     )
     return ProviderPlan(desc, None, steps, report.warnings)
+
+
+def device_type_findings(dtype: str | None) -> list[Finding]:
+    """DML503 for an element type whose support DirectML reports per device."""
+    return list(check_device_type(NodeFacts(element_type=dtype)))
 
 
 def provider_min_level(shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str) -> FeatureLevel | None:
