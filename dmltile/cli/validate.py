@@ -11,14 +11,14 @@ from rich.text import Text
 
 from ..core.enums import FeatureLevel
 from ..errors import DmlTileError, InputError
-from ..validate.api import validate as validate_descriptor
+from ..validate.api import judge
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
+from ..validate.reading import read_document
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
-from ..validate.source import Loaded, NotJson, looks_like_descriptor, read_source
-from ..validate.versions import parse_directml_version
+from ..validate.source import NotJson, looks_like_descriptor, read_source
+from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
-from .dxdispatch import dxdispatch_results
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
 
@@ -172,20 +172,7 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
-    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
-        raise fail("give either --feature-level or --all-levels, not both")
-    version = None
-    if directml is not None:
-        try:
-            version = parse_directml_version(directml)
-        except DmlTileError as e:
-            raise fail(f"--directml: {e}") from None
-    if all_levels:
-        levels = [lv for lv in known_levels() if version is None or lv <= version.max_feature_level]
-    elif version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
-        levels = [version.max_feature_level]
-    else:
-        levels = [parse_level(feature_level)]
+    levels, version = _levels(feature_level, all_levels, directml)
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
     not_covered: dict[str, str] = {}
@@ -195,16 +182,12 @@ def validate_cmd(
             unreadable[str(path)] = problem
             continue
         try:
-            data = Loaded(read_source(stdin_or(path)))  # read once, judged at every level
-            path = Path("<stdin>") if str(path) == "-" else path
-            dx = dxdispatch_results(path, data, levels)
-            if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
-                results.update(dx[0])
-                not_covered.update(dx[1])
-                continue
-            results[str(path)] = [validate_descriptor(data, lv, directml) for lv in levels]
+            rows, others = judge_file(path, levels, version)
         except InputError as e:
             unreadable[str(path)] = str(e)
+            continue
+        results.update(rows)
+        not_covered.update(others)
     for f, reports in list(results.items()):
         if is_unreadable(reports[0]):
             unreadable[f] = f"{f}: " + "; ".join(
@@ -213,17 +196,67 @@ def validate_cmd(
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if as_json:
-        doc = {
-            "valid": status == EXIT_OK,
-            "exit_status": status,
-            "feature_levels": [lv.dotted for lv in levels],
-            "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
-            "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
-            "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
-            "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
-        }
-        emit_json(doc)
+        emit_json(
+            {
+                "valid": status == EXIT_OK,
+                "exit_status": status,
+                "feature_levels": [lv.dotted for lv in levels],
+                "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
+                "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+                "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
+                "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
+            }
+        )
         raise typer.Exit(status)
+    print_text(levels, results, all_levels, unreadable, not_covered, skipped)
+    raise typer.Exit(status)
+
+
+def _levels(
+    feature_level: str, all_levels: bool, directml: str | None
+) -> tuple[list[FeatureLevel], DirectmlVersion | None]:
+    """The levels to judge at and the DirectML version to judge as, from the options (exit 2 when
+    they are unknown or contradict each other)."""
+    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
+        raise fail("give either --feature-level or --all-levels, not both")
+    version = None
+    if directml is not None:
+        try:
+            version = parse_directml_version(directml)
+        except DmlTileError as e:
+            raise fail(f"--directml: {e}") from None
+    if all_levels:
+        return [lv for lv in known_levels() if version is None or lv <= version.max_feature_level], version
+    if version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
+        return [version.max_feature_level], version
+    return [parse_level(feature_level)], version
+
+
+def judge_file(
+    path: Path, levels: list[FeatureLevel], version: DirectmlVersion | None
+) -> tuple[dict[str, list[ValidationReport]], dict[str, str]]:
+    """Read one file (or - for stdin) once and judge each document in it at every level: the
+    reports by label (the file, or ``<file> dispatchable '<name>'`` for each Tile dispatchable
+    of a DxDispatch model), and the dispatchables not covered (label -> type)."""
+    reading = read_document(stdin_or(path))
+    shown = "<stdin>" if str(path) == "-" else str(path)
+
+    def label(name: str | None) -> str:
+        return shown if name is None else f"{shown} dispatchable '{name}'"
+
+    rows = {label(d.name): judge(d, levels, version)[1] for d in reading.documents}
+    return rows, {label(name): op for name, op in reading.not_covered.items()}
+
+
+def print_text(
+    levels: list[FeatureLevel],
+    results: dict[str, list[ValidationReport]],
+    all_levels: bool,
+    unreadable: dict[str, str],
+    not_covered: dict[str, str],
+    skipped: dict[str, str],
+) -> None:
+    """The human output: the matrix or the reports, then what was not covered, skipped or unreadable."""
     readable = {f: reports for f, reports in results.items() if f not in unreadable}
     if all_levels:
         print_matrix(levels, readable)
@@ -244,4 +277,3 @@ def validate_cmd(
     for message in unreadable.values():
         err_console.print("[bold red]unreadable:[/] ", end="")
         err_console.print(message, highlight=False, markup=False)
-    raise typer.Exit(status)

@@ -1,11 +1,13 @@
-"""Parsing a descriptor document (JSON text, a file, a dict or a model) into an OperatorDesc.
+"""Parsing a descriptor document (JSON data already read) into an OperatorDesc.
 
 Parsing reports structural problems (DML001-DML005, DML207) as issues with paths into the
 canonical wrapped document; cross-field and feature-level rules run afterwards (``api``).
+``parse`` and ``load`` take any source and read it through ``reading``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -14,7 +16,7 @@ from pydantic_core import ErrorDetails
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
-from .dxdispatch import single_tile_document
+from .reading import Document, read_document
 from .report import Issue
 from .rules import issue
 from .rules.document import (
@@ -32,35 +34,68 @@ from .rules.document import (
 )
 from .rules.edits import join_path
 from .rules.operator import not_tile
-from .source import NotJson, Source, looks_like_dxdispatch, read_source
+from .source import NotJson, Source
+
+
+@dataclass(frozen=True)
+class Unparsed:
+    """A document that did not become a model: the issues that stop it. Pydantic's errors are kept
+    as they came, because the hints they turn into depend on the level judged at."""
+
+    stopped: list[Issue] = field(default_factory=list)
+    errors: list[ErrorDetails] = field(default_factory=list)
+    error_count: int = 0
+
+    def issues(self, level: FeatureLevel | None = None) -> list[Issue]:
+        """The issues, with hints for ``level`` (default: the newest level)."""
+        if not self.errors:
+            return self.stopped
+        return cap_issues(issues_from_pydantic(self.errors[: MAX_ISSUES * 4], level), self.error_count)
+
+
+def parse_data(data: Any) -> OperatorDesc | Unparsed:
+    """JSON data already read (or a model, or text that was not JSON) as a model, or the structural
+    issues that stop it. Knows nothing of files or DxDispatch: ``reading`` has dealt with both."""
+    if isinstance(data, (OperatorDesc, Unparsed)):
+        return data
+    if isinstance(data, NotJson):
+        return Unparsed([not_json_issue(data)])
+    if not isinstance(data, dict):
+        return Unparsed([not_an_object(data)])
+    too_long = long_arrays(data)
+    if too_long:
+        return Unparsed(too_long)
+    try:
+        return OperatorDesc.model_validate(data)
+    except ValidationError as e:
+        return Unparsed(errors=e.errors(include_url=False)[: MAX_ISSUES * 4], error_count=e.error_count())
+    except RecursionError:
+        return Unparsed([nested_too_deeply()])
+
+
+def parse_document(document: Document) -> OperatorDesc | Unparsed:
+    """One document of a reading as a model, or what stops it (including what reading found)."""
+    return Unparsed(document.issues) if document.issues else parse_data(document.data)
+
+
+def parse_descriptor(data: Any, level: FeatureLevel | None = None) -> tuple[OperatorDesc | None, list[Issue]]:
+    """``parse_data`` as (model, []) or (None, the issues with hints for ``level``)."""
+    parsed = parse_data(data)
+    return (parsed, []) if isinstance(parsed, OperatorDesc) else (None, parsed.issues(level))
 
 
 def parse(source: Source, level: FeatureLevel | None = None) -> tuple[OperatorDesc | None, list[Issue]]:
-    """Parse a document into a model, or into the structural issues that stop it. ``level`` only
-    narrows the data types that hints offer to those Tile takes there (default: the newest level)."""
-    data = read_source(source)
-    if isinstance(data, OperatorDesc):
-        return data, []
-    data, dx_issues = single_tile_document(data) if looks_like_dxdispatch(data) else (data, [])
-    if dx_issues:
-        return None, dx_issues
-    if isinstance(data, NotJson):
-        if data.code == "DML003":
-            return None, [duplicate_key(data.key, data.reason)]
-        return None, [not_json(data.reason, hint="write one JSON object, as `dmltile new` prints")]
-    if not isinstance(data, dict):
-        return None, [not_an_object(data)]
-    too_long = long_arrays(data)
-    if too_long:
-        return None, too_long
-    try:
-        return OperatorDesc.model_validate(data), []
-    except ValidationError as e:
-        return None, cap_issues(
-            issues_from_pydantic(e.errors(include_url=False)[: MAX_ISSUES * 4], level), e.error_count()
-        )
-    except RecursionError:
-        return None, [nested_too_deeply()]
+    """Read a document (path, text, dict or model; the one Tile dispatchable of a DxDispatch model)
+    into a model, or into the structural issues that stop it. ``level`` only narrows the data types
+    that hints offer to those Tile takes there (default: the newest level)."""
+    return parse_descriptor(parse_document(read_document(source).single), level)
+
+
+def not_json_issue(data: NotJson) -> Issue:
+    """DML001 for text that is not JSON (DML003 for a repeated key)."""
+    if data.code == "DML003":
+        return duplicate_key(data.key, data.reason)
+    return not_json(data.reason, hint="write one JSON object, as `dmltile new` prints")
 
 
 MAX_ISSUES = 100  # issues listed per document; the rest are counted in one last issue
