@@ -8,6 +8,7 @@ canonical wrapped document; cross-field and feature-level rules run afterwards (
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,8 +26,9 @@ from .source import NotJson, Source, not_json_message
 from .suggest import closest_key, enum_hint, keys_at
 
 
-def format_path(loc: tuple) -> str:
-    """``('Desc', 'InputTensor', 'Desc', 'Sizes', 2)`` -> ``Desc.InputTensor.Desc.Sizes[2]``."""
+def format_path(loc: Sequence[str | int]) -> str:
+    """``('Desc', 'InputTensor', 'Desc', 'Sizes', 2)`` -> ``Desc.InputTensor.Desc.Sizes[2]``: the
+    path of an issue (names joined by dots, list indices in brackets)."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
