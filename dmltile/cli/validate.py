@@ -13,51 +13,60 @@ from ..core.enums import FeatureLevel
 from ..errors import DmlTileError, InputError
 from ..validate.api import judge
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
-from ..validate.reading import read_document
+from ..validate.reading import Reading, read_document
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
-from ..validate.source import NotJson, looks_like_descriptor, read_source
+from ..validate.source import NotJson, looks_like_descriptor
 from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
 
+# A file to judge, and what was read from it while looking through a directory (read once: judged
+# from that), or the error reading it gave.
+Entry = tuple[Path, Reading | InputError | None]
 
-def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str], dict[str, str]]:
+
+def expand(paths: list[Path]) -> tuple[list[Entry], dict[str, str], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted, leaving out JSON files that
     are neither descriptors nor DxDispatch models (reports, JSON Schemas). Also returns the paths
     that name nothing usable (an empty directory) and the files skipped, each with the reason."""
-    files: list[Path] = []
+    files: list[Entry] = []
     problems: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for p in paths:
-        if str(p) != "-" and p.is_dir():
-            found = sorted(q for q in p.glob("*.json"))
-            kept = 0
-            for q in found:
-                why = None if special_file_problem(q) else not_a_descriptor(q)  # never read a pipe
-                if why:
-                    skipped[str(q)] = why
-                else:
-                    files.append(q)
-                    kept += 1
-            if not kept:
-                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
-                    f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
-                )
-        else:
-            files.append(p)
+        if str(p) == "-" or not p.is_dir():
+            files.append((p, None))
+            continue
+        found = sorted(q for q in p.glob("*.json"))
+        kept = 0
+        for q in found:
+            read = None if special_file_problem(q) else _read(q)  # never read a pipe
+            why = not_a_descriptor(read) if isinstance(read, Reading) else None
+            if why:
+                skipped[str(q)] = why
+            else:
+                files.append((q, read))
+                kept += 1
+        if not kept:
+            problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
+                f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
+            )
     return files, problems, skipped
 
 
-def not_a_descriptor(path: Path) -> str | None:
-    """Why a JSON file found in a directory is not a document to validate, or None when it may be
-    one (unreadable or broken JSON is still reported, as it may be a descriptor with a typo)."""
+def _read(path: Path) -> Reading | InputError:
     try:
-        data = read_source(path)
-    except InputError:
-        return None
-    if isinstance(data, NotJson) or looks_like_descriptor(data):
+        return read_document(path)
+    except InputError as e:
+        return e
+
+
+def not_a_descriptor(reading: Reading) -> str | None:
+    """Why a JSON file found in a directory is not a document to validate, or None when it may be
+    one (broken JSON is still reported, as it may be a descriptor with a typo)."""
+    data = reading.single.data
+    if reading.is_dxdispatch or isinstance(data, NotJson) or looks_like_descriptor(data):
         return None
     if isinstance(data, dict) and "$schema" in data:
         return "a JSON Schema"
@@ -176,13 +185,13 @@ def validate_cmd(
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
     not_covered: dict[str, str] = {}
-    for path in paths:
+    for path, read in paths:
         problem = special_file_problem(path)
         if problem:
             unreadable[str(path)] = problem
             continue
         try:
-            rows, others = judge_file(path, levels, version)
+            rows, others = judge_file(path, levels, version, read)
         except InputError as e:
             unreadable[str(path)] = str(e)
             continue
@@ -233,12 +242,18 @@ def _levels(
 
 
 def judge_file(
-    path: Path, levels: list[FeatureLevel], version: DirectmlVersion | None
+    path: Path,
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+    read: Reading | InputError | None = None,
 ) -> tuple[dict[str, list[ValidationReport]], dict[str, str]]:
-    """Read one file (or - for stdin) once and judge each document in it at every level: the
-    reports by label (the file, or ``<file> dispatchable '<name>'`` for each Tile dispatchable
-    of a DxDispatch model), and the dispatchables not covered (label -> type)."""
-    reading = read_document(stdin_or(path))
+    """Read one file (or - for stdin) once, unless ``read`` holds it already, and judge each
+    document in it at every level: the reports by label (the file, or ``<file> dispatchable
+    '<name>'`` for each Tile dispatchable of a DxDispatch model), and the dispatchables not
+    covered (label -> type)."""
+    if isinstance(read, InputError):
+        raise read
+    reading = read if read is not None else read_document(stdin_or(path))
     shown = "<stdin>" if str(path) == "-" else str(path)
 
     def label(name: str | None) -> str:

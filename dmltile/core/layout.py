@@ -73,7 +73,7 @@ def _bytes_of(index: int, data_type: int) -> int:
     return ((index + 1) * element_bits(data_type) + 7) // 8
 
 
-def _round4(size: int) -> int:
+def dword_aligned(size: int) -> int:
     """Up to a multiple of 4: "all bound buffers must have a total size that is DWORD-aligned"."""
     return (size + 3) & ~3
 
@@ -94,7 +94,7 @@ def calc_buffer_tensor_size(
     if strides is not None and len(strides) != len(sizes):
         raise ValueError(f"{len(strides)} strides for {len(sizes)} sizes")
     last = last_element_index(sizes, packed_strides(sizes) if strides is None else strides)
-    return _round4(_bytes_of(last, data_type))
+    return dword_aligned(_bytes_of(last, data_type))
 
 
 def wrapped_buffer_tensor_size(
@@ -110,7 +110,7 @@ def wrapped_buffer_tensor_size(
     size = _bytes_of(index, data_type)
     if wrap_bytes:
         size %= UINT32_WRAP
-    return _round4(size)
+    return dword_aligned(size)
 
 
 def wrap_tensor(tensor: Any) -> Any:

@@ -1,6 +1,5 @@
 """Reading is bounded and never a raw Python error: special files, size limits, repeated keys,
-deep nesting, huge arrays, many issues, and objects that are not documents at all: each is
-a clear issue or error, never a traceback, a hang or a crash."""
+deep nesting, huge arrays, many issues, and objects that are not documents at all."""
 
 from __future__ import annotations
 

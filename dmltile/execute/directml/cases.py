@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...core.layout import dword_aligned
 from .c_view import to_c_view
 
 # keys of a case that are not part of the descriptor
@@ -56,7 +57,7 @@ def input_pattern(n: int) -> bytes:
 def _buffer(case: dict[str, Any], side: str, total: int, default_fill: int) -> tuple[bytearray, int, int]:
     """One side's whole buffer, binding offset and binding size, from the case's keys."""
     offset = int(case.get(f"{side}_offset", 0))
-    size = int(case.get(f"{side}_size", (total + 3) & ~3))
+    size = int(case.get(f"{side}_size", dword_aligned(total)))
     key = "input" if side == "input" else "output_init"
     if case.get(key) is not None:
         data = _as_bytes(case.get(key))
