@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...core.enums import FeatureLevel, TensorFlags, TensorType
-from ...core.layout import strides_or_packed
+from ...core.layout import dword_aligned, strides_or_packed
 from ...core.operator import OperatorDesc
 from ...core.tensor import (
     UINT32_MAX,
@@ -191,15 +191,15 @@ def check_total_size(desc: OperatorDesc) -> Iterator[Issue]:
             )
 
 
-def _dword_size(t: BufferTensorDesc) -> int:
-    """The next multiple of 4 that also satisfies DML105, so the two rules' fixes agree."""
-    total = t.total_tensor_size_in_bytes
-    need = (
-        calc_buffer_tensor_size(t.data_type, t.sizes, t.strides)
-        if strides_usable(t) and t.data_type.bits
-        else 0
-    )
-    return max(need, total + (-total) % 4)
+def dword_size(total: int, need: int) -> int:
+    """The size DML106 asks for: the next multiple of 4, and at least ``need`` (DML105's minimum) so
+    that the two rules' fixes give the field one value."""
+    return max(need, dword_aligned(total))
+
+
+def _needed(t: BufferTensorDesc) -> int:
+    usable = strides_usable(t) and t.data_type.bits
+    return calc_buffer_tensor_size(t.data_type, t.sizes, t.strides) if usable else 0
 
 
 def _fix_dword_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
@@ -207,8 +207,7 @@ def _fix_dword_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] |
     total = buffer(doc, tensor).get("TotalTensorSizeInBytes")
     if not isinstance(total, int):
         return None
-    need = needed_bytes(doc, tensor) or 0
-    return [Edit(op="set", path=found.path, value=max(need, total + (-total) % 4))]
+    return [Edit(op="set", path=found.path, value=dword_size(total, needed_bytes(doc, tensor) or 0))]
 
 
 @rule(
@@ -243,7 +242,7 @@ def check_dword_size(desc: OperatorDesc) -> Iterator[Issue]:
                 f"{p}.TotalTensorSizeInBytes",
                 f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4: DirectML accepts the "
                 "descriptor, but the buffer you bind for it must be a multiple of 4 bytes long",
-                f"set TotalTensorSizeInBytes to {_dword_size(t)} (or bind a buffer that long)",
+                f"set TotalTensorSizeInBytes to {dword_size(total, _needed(t))} (or bind a buffer that long)",
             )
 
 
