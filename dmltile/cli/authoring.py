@@ -12,11 +12,11 @@ from ..core.tensor import UINT32_MAX
 from ..errors import DescriptorError, EnumParseError, InputError, WriteError
 from ..validate.api import validate
 from ..validate.build import data_type_of, tile_desc
-from ..validate.document import parse
+from ..validate.document import parse_descriptor, parse_document
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
+from ..validate.reading import read_document
 from ..validate.rules import unreadable_issues
 from ..validate.schema import document_schema
-from ..validate.source import Loaded, looks_like_dxdispatch, read_source
 from ..validate.suggest import enum_hint
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
 from .files import write_text
@@ -102,16 +102,16 @@ def fmt_cmd(
     if in_place and str(file) == "-":
         raise fail("--in-place needs a file, not - (stdin)")
     try:
-        data = read_source(readable_file(file))
+        reading = read_document(readable_file(file))
     except InputError as e:
         raise fail(str(e)) from None
-    if in_place and looks_like_dxdispatch(data):
+    if in_place and reading.is_dxdispatch:
         raise fail(
             f"{file} is a DxDispatch model (or dispatchable), and fmt writes dmltile's descriptor form: "
             "rewriting it would drop its resources, commands and other dispatchables, so it is left "
             f"unchanged. Print the Tile descriptor with `dmltile fmt {file}` and save it elsewhere"
         )
-    desc, issues = parse(Loaded(data))
+    desc, issues = parse_descriptor(parse_document(reading.single))
     if desc is None:
         if unreadable_issues(issues):
             raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(issues)))

@@ -4,22 +4,19 @@ real DirectML with DxDispatch, and check what it printed against dmltile's NumPy
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import typer
 from rich.markup import escape
 
-from ..errors import DescriptorError, DmlTileError, InputError, UnreadableOutput, WriteError
+from ..core.operator import OperatorDesc
+from ..errors import DmlTileError, InputError, UnreadableOutput, WriteError
 from ..execute.npy import read_npy
 from ..interop import dxdispatch_export as dx
 from ..interop.dxdispatch_print import compare_dxdispatch
 from ..validate.api import validate
 from ..validate.document import load
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
-from ..validate.report import ValidationReport
-from ..validate.rules import issue
-from ..validate.source import read_source
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail
 from .files import check_targets, write_atomic, write_text
 from .options import readable_file
@@ -43,38 +40,6 @@ def _expected(model: dict) -> np.ndarray:
         return dx.expected_outputs(model)[dx.OUTPUT_RESOURCE]
     except DmlTileError as e:
         raise fail(f"cannot compute the expected output: {e}", EXIT_INVALID) from None
-
-
-def dxdispatch_results(path: Path, data: Any, levels: list) -> tuple[dict, dict] | None:
-    """For ``dmltile validate``: None unless ``data`` (read from ``path``) is a DxDispatch model; else
-    the reports of each Tile dispatchable, labelled with its name, and the dispatchables not covered
-    (label -> type). A model without any Tile dispatchable is one invalid report (DML207)."""
-    data = read_source(data)  # unwraps Loaded data
-    if not dx.looks_like_dxdispatch(data):
-        return None
-    try:
-        model = dx.from_dxdispatch(data)
-    except DescriptorError as e:  # not even a dispatchables object
-        return {
-            str(path): [ValidationReport(valid=False, feature_level=lv, issues=e.issues) for lv in levels]
-        }, {}
-    per_level = [model.reports(level) for level in levels]
-    results = {
-        f"{path} dispatchable '{name}'": [reports[name] for reports in per_level] for name in model.tile_names
-    }
-    not_covered = {f"{path} dispatchable '{name}'": op for name, op in model.not_covered.items()}
-    if not results:
-        no_tile = issue(
-            "DML207",
-            path="dispatchables",
-            message=f"no DML_OPERATOR_TILE dispatchable in the DxDispatch "
-            f"model (found {', '.join(model.not_covered.values()) or 'none'}); dmltile covers Tile only",
-            hint='add {"type": "DML_OPERATOR_TILE", "desc": {...}}',
-        )
-        results[str(path)] = [
-            ValidationReport(valid=False, feature_level=level, issues=[no_tile]) for level in levels
-        ]
-    return results, not_covered
 
 
 @app.command("export")
@@ -109,12 +74,7 @@ def export_cmd(
     Example: dmltile export examples/doc_example.json --dxdispatch -o tile.json --expect
     then on Windows: dxdispatch.exe tile.json > out.txt && dmltile compare-dxdispatch out.txt tile.expected.npy
     """
-    if not to_dxdispatch:
-        raise fail("choose the format to export: --dxdispatch")
-    if input is not None and seed is not None:
-        raise fail("give --input or --seed, not both")
-    if expect and output is None:
-        raise fail("--expect writes <model>.expected.npy next to the model: give the model file with -o")
+    _check_export_options(to_dxdispatch, input, seed, expect, output)
     targets = [(output, "-o")] if output is not None else []
     if expect and output is not None:
         targets.append((expected_path(output), "--expect"))
@@ -122,21 +82,7 @@ def export_cmd(
         check_targets(targets, force)  # every file checked before any is written
     except WriteError as e:
         raise fail(str(e)) from None
-    try:
-        desc = load(readable_file(file))
-    except InputError as e:
-        raise fail(str(e)) from None
-    except DmlTileError as e:
-        raise fail(str(e), EXIT_INVALID) from None
-    report = validate(desc, DEFAULT_FEATURE_LEVEL)
-    if not report.valid:
-        codes = " ".join(sorted({i.code for i in report.errors}))
-        err_console.print(
-            f"warning: the descriptor is invalid at {DEFAULT_FEATURE_LEVEL} ({codes}); DirectML will "
-            "reject it: run dxdispatch with -d to see the debug layer's message",
-            highlight=False,
-            markup=False,
-        )
+    desc, valid = _exported_descriptor(file)
     small = desc.output.data_type.element_size == 1
     if write_file is None and small and output is not None:
         write_file = output.stem + ".output.npy"  # 8-bit values print as characters; see dxdispatch_print
@@ -155,9 +101,49 @@ def export_cmd(
     if output is None:
         print(text, end="")
         raise typer.Exit(EXIT_OK)
-    if expect and not report.valid:
+    if expect and not valid:
         raise fail("no expected output for an invalid descriptor (see `dmltile validate`)", EXIT_INVALID)
     shown = _expected(model) if expect else None  # computed before anything is written
+    _write_model(output, text, shown, force)
+    _print_next_steps(desc, output, shown, write_file if small else None)
+    raise typer.Exit(EXIT_OK)
+
+
+def _check_export_options(
+    to_dxdispatch: bool, input: Path | None, seed: int | None, expect: bool, output: Path | None
+) -> None:
+    """Exit 2 for options that are missing or exclude each other."""
+    if not to_dxdispatch:
+        raise fail("choose the format to export: --dxdispatch")
+    if input is not None and seed is not None:
+        raise fail("give --input or --seed, not both")
+    if expect and output is None:
+        raise fail("--expect writes <model>.expected.npy next to the model: give the model file with -o")
+
+
+def _exported_descriptor(file: Path) -> tuple[OperatorDesc, bool]:
+    """The descriptor to export and whether it is valid at the default level (an invalid one is
+    still exported, with a warning: DirectML's debug layer then says why it rejects it)."""
+    try:
+        desc = load(readable_file(file))
+    except InputError as e:
+        raise fail(str(e)) from None
+    except DmlTileError as e:
+        raise fail(str(e), EXIT_INVALID) from None
+    report = validate(desc, DEFAULT_FEATURE_LEVEL)
+    if not report.valid:
+        codes = " ".join(sorted({i.code for i in report.errors}))
+        err_console.print(
+            f"warning: the descriptor is invalid at {DEFAULT_FEATURE_LEVEL} ({codes}); DirectML will "
+            "reject it: run dxdispatch with -d to see the debug layer's message",
+            highlight=False,
+            markup=False,
+        )
+    return desc, report.valid
+
+
+def _write_model(output: Path, text: str, shown: np.ndarray | None, force: bool) -> None:
+    """Write the model and, when computed, the expected values beside it."""
     try:
         write_text(output, text, "-o", force)
         if shown is not None:
@@ -169,8 +155,15 @@ def export_cmd(
             )
     except WriteError as e:
         raise fail(str(e)) from None
+
+
+def _print_next_steps(
+    desc: OperatorDesc, output: Path, shown: np.ndarray | None, write_file: str | None
+) -> None:
+    """What was written and how to run and compare it on Windows (``write_file``: where an 8-bit
+    output is saved, since DxDispatch prints such values as characters)."""
     console.print(f"wrote {output}", highlight=False)
-    if small:
+    if write_file:
         console.print(
             f"note: DxDispatch prints {desc.output.data_type.name} values as characters and stops at a zero byte; "
             f"compare the file its writeFile command writes ({write_file}) instead",
@@ -178,14 +171,13 @@ def export_cmd(
         )
     if shown is not None:
         path, count = expected_path(output), shown.size
-        compare_with = write_file if small and write_file else "out.txt"
+        compare_with = write_file or "out.txt"
         console.print(
             f"wrote {path} ({count} values)\non Windows: dxdispatch.exe {output.name}"
             + (" > out.txt" if compare_with == "out.txt" else "")
             + f"\nthen:       dmltile compare-dxdispatch {compare_with} {path.name}",
             highlight=False,
         )
-    raise typer.Exit(EXIT_OK)
 
 
 @app.command("compare-dxdispatch")

@@ -1,7 +1,11 @@
-"""Reference tables: ``dmltile levels`` (Tile support per feature level), ``rules`` (every code),
-``doctor`` (this machine)."""
+"""Reference tables: ``dmltile levels`` (Tile support per feature level), ``rules`` (every code, or
+one rule with why and an example), ``doctor`` (this machine)."""
 
 from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
 
 import typer
 from rich import box
@@ -10,9 +14,9 @@ from rich.table import Table
 
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
-from ..validate.rules import RULES
+from ..validate.rules import RULES, Example, Rule, all_rules
 from ..validate.versions import known_versions
-from .app import app, console, emit_json, print_table
+from .app import app, console, emit_json, fail, print_table
 
 
 def levels_document() -> dict:
@@ -84,30 +88,96 @@ def levels_cmd(
     )
 
 
+def rule_document(r: Rule) -> dict:
+    """One rule as ``dmltile rules --json`` gives it."""
+    return {
+        "code": r.code,
+        "rule": r.rule,
+        "severity": r.severity,
+        "phase": r.phase,
+        "source": r.source,
+        "why": r.why,
+        "example": r.example.to_dict(),
+    }
+
+
+def _known_rule(code: str) -> Rule:
+    """The rule of ``code`` (any case), or a usage error naming the closest codes."""
+    wanted = code.strip().upper()
+    if wanted in RULES:
+        return RULES[wanted]
+    close = difflib.get_close_matches(wanted, list(RULES), n=3, cutoff=0.6)
+    guess = f"; did you mean {' or '.join(close)}?" if close else ""
+    raise fail(f"unknown rule code {code!r}{guess} (`dmltile rules` lists every code)")
+
+
+def reproduce_command(example: Example) -> str:
+    """The command that reports the example saved as ``example.json``."""
+    options = "".join(
+        f" --{name} {value}"
+        for name, value in (("feature-level", example.feature_level), ("directml", example.directml))
+        if value is not None
+    )
+    return f"dmltile {example.command} example.json{options}"
+
+
+def compact_json(value: Any, indent: str = "") -> str:
+    """JSON with one key per line and arrays of plain values on one line, as a person writes it."""
+    inner = indent + "  "
+    if isinstance(value, dict) and value:
+        items = [f"{inner}{json.dumps(k)}: {compact_json(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + f"\n{indent}}}"
+    if isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        return "[\n" + ",\n".join(inner + compact_json(v, inner) for v in value) + f"\n{indent}]"
+    return json.dumps(value)
+
+
+def _print_rule(r: Rule) -> None:
+    severity = " [yellow](warning)[/]" if r.severity == "warning" else ""
+    console.print(f"[bold]{r.code}[/]{severity}: {escape(r.rule)}")
+    console.print(f"\n[bold]Why[/]\n{escape(r.why)}", highlight=False)
+    console.print(f"\n[bold]Source[/]\n{escape(r.source)}", highlight=False)
+    ex = r.example
+    if ex.node is not None:
+        level = f" at feature level {ex.feature_level}" if ex.feature_level else ""
+        console.print(
+            f"\n[bold]Example[/]: an ONNX model whose Tile node has these facts{level}; "
+            "`dmltile check model.onnx` reports the code for it",
+            highlight=False,
+        )
+        console.print(escape(compact_json(ex.node)), highlight=False, soft_wrap=True)
+        return
+    console.print(
+        f"\n[bold]Example[/]: save this as example.json, then run `{reproduce_command(ex)}`", highlight=False
+    )
+    console.print(escape(compact_json(ex.document)), highlight=False, soft_wrap=True)
+    if ex.note:
+        console.print(f"({escape(ex.note)})", highlight=False)
+
+
 @app.command("rules")
 def rules_cmd(
+    code: str | None = typer.Argument(None, help="One rule code (e.g. DML205): what, why and an example."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
-    """List every rule code with its one-line rule, severity and source.
+    """List every rule code with its one-line rule, severity and source; or one rule in full.
 
-    Example: dmltile rules
+    Example: dmltile rules DML205
     """
-    rules = sorted(RULES.values(), key=lambda r: r.code)
+    rules = [_known_rule(code)] if code is not None else all_rules()
     if as_json:
-        emit_json(
-            [
-                {"code": r.code, "rule": r.rule, "severity": r.severity, "phase": r.phase, "source": r.source}
-                for r in rules
-            ]
-        )
+        emit_json([rule_document(r) for r in rules])
         return
-    table = Table(box=box.SIMPLE_HEAD, title="dmltile rules")
+    if code is not None:
+        _print_rule(rules[0])
+        return
+    table = Table(box=box.SIMPLE_HEAD, title="dmltile rules (`dmltile rules CODE` for why, and an example)")
     table.add_column("code", no_wrap=True)
     table.add_column("rule")
     table.add_column("source")
     for r in rules:
-        code = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
-        table.add_row(code, r.rule, r.source)
+        shown = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
+        table.add_row(shown, r.rule, r.source)
     print_table(table)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import typer
@@ -130,12 +131,7 @@ def run_cmd(
     Example: dmltile run examples/doc_example.json --seed 1
     """
     level = parse_level(feature_level)
-    if sum(v is not None for v in (input_path, seed, input_buffer)) > 1:
-        raise fail("give one of --input, --seed and --input-buffer")
-    if compare and (output_buffer or poison_padding or input_buffer):
-        raise fail(
-            "--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding"
-        )
+    _check_options(input_path, seed, input_buffer, output_buffer, poison_padding, compare)
     if output is not None:
         output = npy_name(output)
     try:
@@ -144,8 +140,52 @@ def run_cmd(
         )
     except WriteError as e:
         raise fail(str(e)) from None
+    desc, report = _valid_descriptor(file, feature_level if directml else level, directml, as_json)
+    check_budget(desc)
+    x = None if input_buffer is not None else _input_array(desc, input_path, seed)
+    if compare:
+        assert x is not None  # --compare refuses --input-buffer
+        _compare(desc, x, level)
     try:
-        desc, report = parse_and_validate(readable_file(file), feature_level if directml else level, directml)
+        op = compile_tile(desc, report.feature_level, backend=backend, directml=directml)
+        if input_buffer is not None or output_buffer is not None or poison_padding:
+            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force)
+        else:
+            assert x is not None  # only --input-buffer leaves x out, and it runs on buffers
+            y = op(x)
+    except DmlTileError as e:  # WriteError included
+        raise fail(str(e)) from None
+    if as_json:
+        emit_json(run_document(op, y, report, output))
+        raise typer.Exit(EXIT_OK)
+    _show_output(op, y, x, input_buffer, output, force)
+    raise typer.Exit(EXIT_OK)
+
+
+def _check_options(
+    input_path: Path | None,
+    seed: int | None,
+    input_buffer: Path | None,
+    output_buffer: Path | None,
+    poison_padding: bool,
+    compare: bool,
+) -> None:
+    """Exit 2 for options that exclude each other."""
+    if sum(v is not None for v in (input_path, seed, input_buffer)) > 1:
+        raise fail("give one of --input, --seed and --input-buffer")
+    if compare and (output_buffer or poison_padding or input_buffer):
+        raise fail(
+            "--compare works on arrays; leave out --input-buffer, --output-buffer and --poison-padding"
+        )
+
+
+def _valid_descriptor(
+    file: Path, feature_level: Any, directml: str | None, as_json: bool
+) -> tuple[OperatorDesc, ValidationReport]:
+    """The descriptor and its report when it is valid (its warnings on stderr); otherwise exit 2
+    for unreadable input, or print the report and exit 1."""
+    try:
+        desc, report = parse_and_validate(readable_file(file), feature_level, directml)
     except InputError as e:
         raise fail(str(e)) from None
     if is_unreadable(report):
@@ -161,32 +201,25 @@ def run_cmd(
             f"warning {warning.code} {warning.path}: {warning.message}", highlight=False, markup=False
         )
     assert desc is not None  # a valid report has a parsed descriptor
-    check_budget(desc)
-    buffers = input_buffer is not None or output_buffer is not None or poison_padding
-    x = (
-        None
-        if input_buffer is not None
-        else (load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0))
-    )
-    if compare:
-        assert x is not None  # --compare refuses --input-buffer
-        _compare(desc, x, level)
-    try:
-        op = compile_tile(desc, report.feature_level, backend=backend, directml=directml)
-        if buffers:
-            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force)
-        else:
-            assert x is not None  # only --input-buffer leaves x out, and it runs on buffers
-            y = op(x)
-    except WriteError as e:
-        raise fail(str(e)) from None
-    except DmlTileError as e:
-        raise fail(str(e)) from None
-    provider = getattr(op, "provider", backend)
-    where = f"{backend}" + (f" ({provider})" if provider and provider != backend else "")
-    if as_json:
-        emit_json(run_document(op, y, report, output))
-        raise typer.Exit(EXIT_OK)
+    return desc, report
+
+
+def _input_array(desc: OperatorDesc, input_path: Path | None, seed: int | None) -> np.ndarray:
+    """The input: the --input file, or made from --seed (default 0)."""
+    return load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0)
+
+
+def _show_output(
+    op: CompiledTile,
+    y: np.ndarray,
+    x: np.ndarray | None,
+    input_buffer: Path | None,
+    output: Path | None,
+    force: bool,
+) -> None:
+    """Save the output to --output, or print it; either way say where it ran."""
+    provider = getattr(op, "provider", op.backend)
+    where = f"{op.backend}" + (f" ({provider})" if provider and provider != op.backend else "")
     if output is not None:
         try:
             write_atomic(
@@ -195,15 +228,14 @@ def run_cmd(
         except WriteError as e:
             raise fail(str(e)) from None
         console.print(f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}", highlight=False)
-    else:
-        source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
-        console.print(f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False)
-        console.print(
-            np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width),
-            highlight=False,
-            markup=False,
-        )
-    raise typer.Exit(EXIT_OK)
+        return
+    source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
+    console.print(f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False)
+    console.print(
+        np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width),
+        highlight=False,
+        markup=False,
+    )
 
 
 JSON_MAX_ELEMENTS = 1 << 16  # larger outputs are left out of --json (save them with --output)

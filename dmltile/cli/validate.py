@@ -11,53 +11,62 @@ from rich.text import Text
 
 from ..core.enums import FeatureLevel
 from ..errors import DmlTileError, InputError
-from ..validate.api import validate as validate_descriptor
+from ..validate.api import judge
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
+from ..validate.reading import Reading, read_document
 from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
-from ..validate.source import Loaded, NotJson, looks_like_descriptor, read_source
-from ..validate.versions import parse_directml_version
+from ..validate.source import NotJson, looks_like_descriptor
+from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
-from .dxdispatch import dxdispatch_results
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
 
+# A file to judge, and what was read from it while looking through a directory (read once: judged
+# from that), or the error reading it gave.
+Entry = tuple[Path, Reading | InputError | None]
 
-def expand(paths: list[Path]) -> tuple[list[Path], dict[str, str], dict[str, str]]:
+
+def expand(paths: list[Path]) -> tuple[list[Entry], dict[str, str], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted, leaving out JSON files that
     are neither descriptors nor DxDispatch models (reports, JSON Schemas). Also returns the paths
     that name nothing usable (an empty directory) and the files skipped, each with the reason."""
-    files: list[Path] = []
+    files: list[Entry] = []
     problems: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for p in paths:
-        if str(p) != "-" and p.is_dir():
-            found = sorted(q for q in p.glob("*.json"))
-            kept = 0
-            for q in found:
-                why = None if special_file_problem(q) else not_a_descriptor(q)  # never read a pipe
-                if why:
-                    skipped[str(q)] = why
-                else:
-                    files.append(q)
-                    kept += 1
-            if not kept:
-                problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
-                    f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
-                )
-        else:
-            files.append(p)
+        if str(p) == "-" or not p.is_dir():
+            files.append((p, None))
+            continue
+        found = sorted(q for q in p.glob("*.json"))
+        kept = 0
+        for q in found:
+            read = None if special_file_problem(q) else _read(q)  # never read a pipe
+            why = not_a_descriptor(read) if isinstance(read, Reading) else None
+            if why:
+                skipped[str(q)] = why
+            else:
+                files.append((q, read))
+                kept += 1
+        if not kept:
+            problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
+                f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
+            )
     return files, problems, skipped
 
 
-def not_a_descriptor(path: Path) -> str | None:
-    """Why a JSON file found in a directory is not a document to validate, or None when it may be
-    one (unreadable or broken JSON is still reported, as it may be a descriptor with a typo)."""
+def _read(path: Path) -> Reading | InputError:
     try:
-        data = read_source(path)
-    except InputError:
-        return None
-    if isinstance(data, NotJson) or looks_like_descriptor(data):
+        return read_document(path)
+    except InputError as e:
+        return e
+
+
+def not_a_descriptor(reading: Reading) -> str | None:
+    """Why a JSON file found in a directory is not a document to validate, or None when it may be
+    one (broken JSON is still reported, as it may be a descriptor with a typo)."""
+    data = reading.single.data
+    if reading.is_dxdispatch or isinstance(data, NotJson) or looks_like_descriptor(data):
         return None
     if isinstance(data, dict) and "$schema" in data:
         return "a JSON Schema"
@@ -172,6 +181,51 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
+    levels, version = _levels(feature_level, all_levels, directml)
+    paths, unreadable, skipped = expand(files)
+    results: dict[str, list[ValidationReport]] = {}
+    not_covered: dict[str, str] = {}
+    for path, read in paths:
+        problem = special_file_problem(path)
+        if problem:
+            unreadable[str(path)] = problem
+            continue
+        try:
+            rows, others = judge_file(path, levels, version, read)
+        except InputError as e:
+            unreadable[str(path)] = str(e)
+            continue
+        results.update(rows)
+        not_covered.update(others)
+    for f, reports in list(results.items()):
+        if is_unreadable(reports[0]):
+            unreadable[f] = f"{f}: " + "; ".join(
+                f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
+            )
+    invalid = any(not r.valid for reports in results.values() for r in reports)
+    status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
+    if as_json:
+        emit_json(
+            {
+                "valid": status == EXIT_OK,
+                "exit_status": status,
+                "feature_levels": [lv.dotted for lv in levels],
+                "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
+                "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+                "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
+                "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
+            }
+        )
+        raise typer.Exit(status)
+    print_text(levels, results, all_levels, unreadable, not_covered, skipped)
+    raise typer.Exit(status)
+
+
+def _levels(
+    feature_level: str, all_levels: bool, directml: str | None
+) -> tuple[list[FeatureLevel], DirectmlVersion | None]:
+    """The levels to judge at and the DirectML version to judge as, from the options (exit 2 when
+    they are unknown or contradict each other)."""
     if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
         raise fail("give either --feature-level or --all-levels, not both")
     version = None
@@ -181,49 +235,43 @@ def validate_cmd(
         except DmlTileError as e:
             raise fail(f"--directml: {e}") from None
     if all_levels:
-        levels = [lv for lv in known_levels() if version is None or lv <= version.max_feature_level]
-    elif version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
-        levels = [version.max_feature_level]
-    else:
-        levels = [parse_level(feature_level)]
-    paths, unreadable, skipped = expand(files)
-    results: dict[str, list[ValidationReport]] = {}
-    not_covered: dict[str, str] = {}
-    for path in paths:
-        problem = special_file_problem(path)
-        if problem:
-            unreadable[str(path)] = problem
-            continue
-        try:
-            data = Loaded(read_source(stdin_or(path)))  # read once, judged at every level
-            path = Path("<stdin>") if str(path) == "-" else path
-            dx = dxdispatch_results(path, data, levels)
-            if dx is not None:  # a DxDispatch model: one row per Tile dispatchable
-                results.update(dx[0])
-                not_covered.update(dx[1])
-                continue
-            results[str(path)] = [validate_descriptor(data, lv, directml) for lv in levels]
-        except InputError as e:
-            unreadable[str(path)] = str(e)
-    for f, reports in list(results.items()):
-        if is_unreadable(reports[0]):
-            unreadable[f] = f"{f}: " + "; ".join(
-                f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
-            )
-    invalid = any(not r.valid for reports in results.values() for r in reports)
-    status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
-    if as_json:
-        doc = {
-            "valid": status == EXIT_OK,
-            "exit_status": status,
-            "feature_levels": [lv.dotted for lv in levels],
-            "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
-            "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
-            "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
-            "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
-        }
-        emit_json(doc)
-        raise typer.Exit(status)
+        return [lv for lv in known_levels() if version is None or lv <= version.max_feature_level], version
+    if version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
+        return [version.max_feature_level], version
+    return [parse_level(feature_level)], version
+
+
+def judge_file(
+    path: Path,
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+    read: Reading | InputError | None = None,
+) -> tuple[dict[str, list[ValidationReport]], dict[str, str]]:
+    """Read one file (or - for stdin) once, unless ``read`` holds it already, and judge each
+    document in it at every level: the reports by label (the file, or ``<file> dispatchable
+    '<name>'`` for each Tile dispatchable of a DxDispatch model), and the dispatchables not
+    covered (label -> type)."""
+    if isinstance(read, InputError):
+        raise read
+    reading = read if read is not None else read_document(stdin_or(path))
+    shown = "<stdin>" if str(path) == "-" else str(path)
+
+    def label(name: str | None) -> str:
+        return shown if name is None else f"{shown} dispatchable '{name}'"
+
+    rows = {label(d.name): judge(d, levels, version)[1] for d in reading.documents}
+    return rows, {label(name): op for name, op in reading.not_covered.items()}
+
+
+def print_text(
+    levels: list[FeatureLevel],
+    results: dict[str, list[ValidationReport]],
+    all_levels: bool,
+    unreadable: dict[str, str],
+    not_covered: dict[str, str],
+    skipped: dict[str, str],
+) -> None:
+    """The human output: the matrix or the reports, then what was not covered, skipped or unreadable."""
     readable = {f: reports for f, reports in results.items() if f not in unreadable}
     if all_levels:
         print_matrix(levels, readable)
@@ -244,4 +292,3 @@ def validate_cmd(
     for message in unreadable.values():
         err_console.print("[bold red]unreadable:[/] ", end="")
         err_console.print(message, highlight=False, markup=False)
-    raise typer.Exit(status)

@@ -9,12 +9,13 @@ its C integer, and serialises to the full C name.
 from __future__ import annotations
 
 import enum
-from importlib import resources
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..errors import EnumParseError
+from .layout import element_bits
+from .tables import read_table, read_text
 
 _PREFIXES = {
     "DataType": "DML_TENSOR_DATA_TYPE_",
@@ -93,7 +94,7 @@ class DataType(CEnum):
     @property
     def bits(self) -> int:
         """Bits per element (0 for UNKNOWN)."""
-        return _BITS[self]
+        return element_bits(self)
 
     @property
     def element_size(self) -> int:
@@ -116,22 +117,6 @@ class DataType(CEnum):
         raise ValueError(f"NumPy dtype {dt} has no DML_TENSOR_DATA_TYPE")
 
 
-_BITS = {
-    DataType.UNKNOWN: 0,
-    DataType.FLOAT32: 32,
-    DataType.FLOAT16: 16,
-    DataType.UINT32: 32,
-    DataType.UINT16: 16,
-    DataType.UINT8: 8,
-    DataType.INT32: 32,
-    DataType.INT16: 16,
-    DataType.INT8: 8,
-    DataType.FLOAT64: 64,
-    DataType.UINT64: 64,
-    DataType.INT64: 64,
-    DataType.UINT4: 4,
-    DataType.INT4: 4,
-}
 _NUMPY = {
     DataType.FLOAT32: "float32",
     DataType.FLOAT16: "float16",
@@ -176,7 +161,7 @@ class TensorFlags(CEnum):
 
 def _load_operator_types() -> dict[str, int]:
     """DML_OPERATOR_TYPE from the shipped table: one C name per line, the line number is the value."""
-    text = resources.files("dmltile").joinpath("feature_levels/operator_types.txt").read_text()
+    text = read_text("operator_types.txt")
     names = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     return {name.removeprefix("DML_OPERATOR_"): value for value, name in enumerate(names)}
 
@@ -190,24 +175,11 @@ OperatorType.__doc__ = "DML_OPERATOR_TYPE (values in enum order from DirectML.h)
 TILE: CEnum = OperatorType["TILE"]
 
 
-class FeatureLevel(CEnum):
-    """DML_FEATURE_LEVEL. Also parses ``"3.1"``, ``"3_1"`` and ``0x3100``."""
+_F = TypeVar("_F", bound="_FeatureLevel")
 
-    _1_0 = 0x1000
-    _2_0 = 0x2000
-    _2_1 = 0x2100
-    _3_0 = 0x3000
-    _3_1 = 0x3100
-    _4_0 = 0x4000
-    _4_1 = 0x4100
-    _5_0 = 0x5000
-    _5_1 = 0x5100
-    _5_2 = 0x5200
-    _6_0 = 0x6000
-    _6_1 = 0x6100
-    _6_2 = 0x6200
-    _6_3 = 0x6300
-    _6_4 = 0x6400
+
+class _FeatureLevel(CEnum):
+    """DML_FEATURE_LEVEL. Also parses ``"3.1"``, ``"3_1"`` and ``0x3100``."""
 
     @property
     def dotted(self) -> str:
@@ -218,7 +190,7 @@ class FeatureLevel(CEnum):
         return self.dotted
 
     @classmethod
-    def parse(cls, value: Any) -> FeatureLevel:
+    def parse(cls: type[_F], value: Any) -> _F:
         """Accept ``"3.1"``, ``"3_1"``, ``"DML_FEATURE_LEVEL_3_1"``, ``0x3100`` or the member."""
         if isinstance(value, str):
             key = "_" + value.strip().removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
@@ -226,3 +198,21 @@ class FeatureLevel(CEnum):
                 return cls.__members__[key]
             raise EnumParseError(cls.c_enum_name(), value, [m.dotted for m in cls])
         return super().parse(value)
+
+
+def _load_feature_levels() -> list[tuple[str, int]]:
+    """The members, ``("_3_1", 0x3100)``, from ``levels.toml``: the one list of the levels."""
+    return [("_" + row["name"].replace(".", "_"), row["value"]) for row in read_table("levels.toml")["level"]]
+
+
+# The members come from the levels table, so the enum is built with the functional API. The type
+# checker sees the class with its methods and no members (it cannot read the table); the program
+# gets the members.
+if TYPE_CHECKING:
+
+    class FeatureLevel(_FeatureLevel):
+        """DML_FEATURE_LEVEL. Also parses ``"3.1"``, ``"3_1"`` and ``0x3100``."""
+
+else:
+    FeatureLevel = _FeatureLevel("FeatureLevel", _load_feature_levels(), module=__name__)
+    FeatureLevel.__doc__ = _FeatureLevel.__doc__

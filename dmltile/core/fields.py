@@ -1,4 +1,8 @@
-"""What each descriptor field is: its C type and meaning. Used by error messages and ``explain``."""
+"""What each descriptor field is: its C type, what it means, an example value.
+
+The meanings say what a field is, never what values it may take: those limits belong to the rules
+that check them, and ``validate.rules.field_description`` joins the two for messages and ``explain``.
+"""
 
 from __future__ import annotations
 
@@ -26,12 +30,12 @@ FIELDS: dict[str, FieldInfo] = {
     ),
     "OutputTensor": FieldInfo(
         "DML_TENSOR_DESC",
-        "the tensor to write: Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
+        "the tensor to write",
         '{"DataType": "FLOAT32", "Sizes": [1, 1, 6, 9]}',
     ),
-    "RepeatsCount": FieldInfo("UINT", "the length of Repeats; must equal InputTensor.DimensionCount", "4"),
+    "RepeatsCount": FieldInfo("UINT", "the length of Repeats", "4"),
     "Repeats": FieldInfo(
-        "UINT array", "how many tiled copies to make along each input dimension (each > 0)", "[1, 1, 3, 3]"
+        "UINT array", "how many tiled copies to make along each input dimension", "[1, 1, 3, 3]"
     ),
     "DataType": FieldInfo("DML_TENSOR_DATA_TYPE", "the element type", '"DML_TENSOR_DATA_TYPE_FLOAT32"'),
     "Flags": FieldInfo(
@@ -39,23 +43,17 @@ FIELDS: dict[str, FieldInfo] = {
         "NONE, or OWNED_BY_DML for a tensor bound once at initialization",
         '"DML_TENSOR_FLAG_NONE"',
     ),
-    "DimensionCount": FieldInfo(
-        "UINT", "the number of dimensions; the length of Sizes (and of Strides)", "4"
-    ),
-    "Sizes": FieldInfo(
-        "UINT array", "the size of each dimension, outermost first; every size is at least 1", "[1, 1, 2, 3]"
-    ),
+    "DimensionCount": FieldInfo("UINT", "the number of dimensions", "4"),
+    "Sizes": FieldInfo("UINT array", "the size of each dimension, outermost first", "[1, 1, 2, 3]"),
     "Strides": FieldInfo(
         "UINT array or null",
         "elements to step per index of each dimension; null means packed, 0 broadcasts",
         "null",
     ),
-    "TotalTensorSizeInBytes": FieldInfo(
-        "UINT64", "the bytes the tensor spans: at least DMLCalcBufferTensorSize, a multiple of 4", "24"
-    ),
+    "TotalTensorSizeInBytes": FieldInfo("UINT64", "the bytes the buffer holds for the tensor", "24"),
     "GuaranteedBaseOffsetAlignment": FieldInfo(
         "UINT",
-        "0, or a power of two (at least the element size) that the buffer offset is known to be a multiple of",
+        "the alignment (in bytes) that the tensor's offset in its bound buffer is known to have",
         "0",
     ),
 }

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field, PlainSerializer, PlainValidator, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
+from . import layout
 from .enums import TILE, CEnum, OperatorType
 from .tensor import BufferTensorDesc, CModel, DefaultedUInt32, TensorDesc, UInt32, c_name, enum_parser
 
@@ -64,10 +65,7 @@ class OperatorDesc(CModel):
     @model_validator(mode="before")
     @classmethod
     def _wrap_bare(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "Desc" not in data and "InputTensor" in data:
-            rest = {k: v for k, v in data.items() if k != "Type"}
-            return {"Type": data.get("Type", "DML_OPERATOR_TILE"), "Desc": rest}
-        return data
+        return layout.wrap_operator(data)
 
     # -- convenience views -------------------------------------------------------------------
     @property

@@ -1,4 +1,4 @@
-"""Tensor descriptors: DML_BUFFER_TENSOR_DESC and DML_TENSOR_DESC, plus their size arithmetic.
+"""Tensor descriptors: DML_BUFFER_TENSOR_DESC and DML_TENSOR_DESC, plus where their elements lie.
 
 The models hold what was written, as written: a wrong ``DimensionCount`` stays wrong so that
 validation can report it. Fields with exactly one correct default are filled in when
@@ -26,7 +26,10 @@ from pydantic.alias_generators import to_pascal
 from pydantic_core import PydanticCustomError
 
 from ..errors import EnumParseError
+from . import layout
 from .enums import CEnum, DataType, TensorFlags, TensorType
+from .layout import last_element_index as last_element_index  # re-exported
+from .layout import packed_strides as packed_strides  # re-exported
 
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
@@ -144,11 +147,8 @@ class BufferTensorDesc(CModel):
         if desc.dimension_count is None:
             updates["dimension_count"] = len(desc.sizes)
         if desc.total_tensor_size_in_bytes is None:
-            strides = (
-                desc.strides if desc.strides is not None and len(desc.strides) == len(desc.sizes) else None
-            )
-            updates["total_tensor_size_in_bytes"] = calc_buffer_tensor_size(
-                desc.data_type, desc.sizes, strides
+            updates["total_tensor_size_in_bytes"] = layout.calc_buffer_tensor_size(
+                desc.data_type, desc.sizes, layout.strides_or_packed(desc.sizes, desc.strides)
             )
         return desc.model_copy(update=updates) if updates else desc
 
@@ -185,49 +185,15 @@ class TensorDesc(CModel):
     @model_validator(mode="before")
     @classmethod
     def _wrap_bare(cls, data: Any) -> Any:
-        # DxDispatch's rule: with no "Desc" member, the buffer fields sit beside "Type".
-        if isinstance(data, dict) and "Desc" not in data:
-            rest = {k: v for k, v in data.items() if k != "Type"}
-            return {"Type": data.get("Type", "DML_TENSOR_TYPE_BUFFER"), "Desc": rest}
-        return data
-
-
-def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides in elements for ``sizes`` (the last axis has stride 1)."""
-    strides, step = [], 1
-    for size in reversed(sizes):
-        strides.append(step)
-        step *= int(size)
-    return tuple(reversed(strides))
+        return layout.wrap_tensor(data)
 
 
 def calc_buffer_tensor_size(
     data_type: Any, sizes: Sequence[int], strides: Sequence[int] | None = None
 ) -> int:
-    """DMLCalcBufferTensorSize: the minimum ``TotalTensorSizeInBytes`` for a buffer tensor.
-
-    Index of the last element = sum((Sizes[i]-1) * Strides[i]) (packed: element count - 1);
-    bytes = (index + 1) * element size, computed in bits so 4-bit types round correctly, then
-    rounded up to a multiple of 4 ("all bound buffers must have a total size that is
-    DWORD-aligned"). A tensor with a zero size has no elements and needs 0 bytes.
-    Source: learn.microsoft.com "DirectML helper functions", DMLCalcBufferTensorSize.
-    """
-    data_type = DataType.parse(data_type)
-    if any(int(s) == 0 for s in sizes):
-        return 0
-    if strides is None:
-        last = math.prod(int(s) for s in sizes) - 1
-    else:
-        if len(strides) != len(sizes):
-            raise ValueError(f"{len(strides)} strides for {len(sizes)} sizes")
-        last = last_element_index(sizes, strides)
-    size_bytes = ((last + 1) * data_type.bits + 7) // 8
-    return (size_bytes + 3) & ~3
-
-
-def last_element_index(sizes: Sequence[int], strides: Sequence[int]) -> int:
-    """``sum((Sizes[i]-1) * Strides[i])``: the element index of a strided tensor's last element."""
-    return sum((int(s) - 1) * int(st) for s, st in zip(sizes, strides, strict=False))
+    """DMLCalcBufferTensorSize for a data type given by any spelling (``"FLOAT32"``, a DataType, 1):
+    the minimum ``TotalTensorSizeInBytes`` for a buffer tensor (the formula is ``layout``'s)."""
+    return layout.calc_buffer_tensor_size(DataType.parse(data_type), sizes, strides)
 
 
 def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:

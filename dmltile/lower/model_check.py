@@ -48,17 +48,16 @@ from .node_report import (
 )
 from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
-    CPU_ONLY_TYPES,
-    DEVICE_DEPENDENT,
     MIN_LEVEL,
     MIN_OPSET,
-    NO_EP_TYPES,
     PER_VALUE_COST,
     PROVIDER,
     below_min_level,
+    device_type_findings,
     first_directml,
     provider_min_level,
     provider_plan,
+    registration_verdict,
 )
 
 __all__ = ["ONNX_TYPES", "RUNS_ON_GPU", "STATUSES", "TileNodeReport", "check_model", "check_model_levels"]
@@ -123,25 +122,27 @@ TYPE_REASONS = {
 }
 
 
-def _type_verdict(rep: TileNodeReport, version: int) -> tuple[str, str] | None:
+# Which reason each provider-registration finding gives, by (rule, status).
+_REASON_KEYS = {
+    ("DML501", INVALID): "tile-1",
+    ("DML502", INVALID): "no-ep",
+    ("DML501", CPU_FALLBACK): "opset",
+    ("DML502", CPU_FALLBACK): "string",
+}
+
+
+def _type_verdict(rep: TileNodeReport) -> tuple[str, str] | None:
     """(status, reason) when the Tile version, opset or element type keeps the node off the provider;
     None when the provider takes them. Adds the DML5xx rule behind it to ``rep.rules``."""
     dtype, opset = rep.input_type, rep.opset
-    if version == 1:
-        rule, status, key = "DML501", INVALID, "tile-1"
-    elif dtype is None:
-        rule, status, key = None, INVALID, "no-type"
-    elif dtype in NO_EP_TYPES:
-        rule, status, key = "DML502", INVALID, "no-ep"
-    elif opset is not None and opset < MIN_OPSET:
-        rule, status, key = "DML501", CPU_FALLBACK, "opset"
-    elif dtype in CPU_ONLY_TYPES:
-        rule, status, key = "DML502", CPU_FALLBACK, "string"
-    else:
+    found = registration_verdict(opset, dtype)
+    if dtype is None and (found is None or found.status != INVALID):
+        return INVALID, TYPE_REASONS["no-type"]
+    if found is None:
         return None
-    if rule:
-        rep.rules.append(rule)
-    return status, TYPE_REASONS[key].format(opset=opset, dtype=dtype)
+    rep.rules.append(found.code)
+    key = _REASON_KEYS[(found.code, found.status)]
+    return found.status, TYPE_REASONS[key].format(opset=opset, dtype=dtype)
 
 
 def _override_key(node, name: str, overrides: dict) -> str | None:
@@ -246,14 +247,9 @@ def _dispatch(rep: TileNodeReport, from_run_time: bool, model_static: bool) -> N
                 "input shape from the values given; fused as shown when onnxruntime knows the same sizes "
                 "(SessionOptions.add_free_dimension_override_by_name), otherwise compiled at the first run (DML505)"
             )
-    dtype = rep.input_type
-    if dtype in DEVICE_DEPENDENT:
-        rep.rules.append("DML503")
-        rep.warnings.append(
-            f"{DEVICE_DEPENDENT[dtype]}: {PROVIDER} keeps the node on the GPU only if the device reports "
-            f"{DEVICE_DEPENDENT[dtype]} in CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); "
-            "otherwise it runs on CPUExecutionProvider (DML503)"
-        )
+    for found in device_type_findings(rep.input_type):
+        rep.rules.append(found.code)
+        rep.warnings.append(f"{found.message} ({found.code})")
 
 
 def _analyse(
@@ -290,7 +286,7 @@ def _analyse(
         rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
     constant = all(n in scope.constants for n in node.input[1:])
     run_time = _run_time_reason(rep, name, version, values, symbolic)
-    status = settle(tile, _type_verdict(rep, version), run_time)
+    status = settle(tile, _type_verdict(rep), run_time)
     if status == PER_VALUE:
         _per_value(rep, values, symbolic)
     elif status == DISPATCH:

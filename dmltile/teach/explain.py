@@ -23,7 +23,7 @@ from ..errors import DmlTileError
 from ..validate.api import parse_and_validate, validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
 from ..validate.report import Issue, ValidationReport
-from ..validate.rules import RULES
+from ..validate.rules import RULES, field_description
 from ..validate.source import Loaded, Source, read_source
 
 WHAT_TILE_DOES = (
@@ -185,7 +185,7 @@ def field_rows(desc: OperatorDesc, raw: dict | None = None) -> list[FieldRow]:
                     path=".".join(here),
                     value=json.dumps(value),
                     c_type=info.c_type if info else "",
-                    meaning=info.meaning if info else "",
+                    meaning=field_description(key) if info else "",
                     written=raw is None or _was_written(raw, here),
                 )
             )

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import cap_issues, parse
+from .document import cap_issues, parse_descriptor, parse_document
 from .fixes import attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
+from .reading import Document, read_document
 from .report import Issue, ValidationReport
 from .rules import descriptor_checks, issue, level_checks
-from .source import Loaded, Source, looks_like_dxdispatch, read_source
+from .source import Source
 from .versions import DirectmlVersion, parse_directml_version, version_issues
 
 
@@ -81,10 +82,55 @@ def _target(
 
 def _judge(document: dict, level: FeatureLevel) -> list[Issue]:
     """Every issue of a document at a level, without fixes (what a fix is checked against)."""
-    desc, issues = parse(Loaded(document), level)
+    desc, issues = parse_descriptor(document, level)
     if desc is not None:
         issues = issues + descriptor_issues(desc) + level_issues(desc, level)
     return issues
+
+
+def _fixed(document: Document, issues: list[Issue], level: FeatureLevel | None) -> list[Issue]:
+    """The issues with the fix each has in the document (for a DxDispatch dispatchable: in its
+    canonical form, which the issues' paths point into)."""
+    raw = document.data.to_dict() if isinstance(document.data, OperatorDesc) else document.data
+    if not isinstance(raw, dict):
+        return issues
+    return attach_fixes(raw, issues, level, _judge)
+
+
+def judge(
+    document: Document,
+    levels: Sequence[FeatureLevel | None],
+    version: DirectmlVersion | None = None,
+    target_issues: Sequence[Issue] = (),
+) -> tuple[OperatorDesc | None, list[ValidationReport]]:
+    """One report per level for one document, from one parse: the model (None when it cannot be
+    parsed) and the reports. A level of None (a target that could not be resolved, reported in
+    ``target_issues``) runs only the rules that do not depend on the level."""
+    parsed = parse_document(document)
+    if not isinstance(parsed, OperatorDesc):  # the issues are parse's, already capped
+        return None, [
+            _report(_fixed(document, [*target_issues, *parsed.issues(level)], level), level, None, document)
+            for level in levels
+        ]
+    base = descriptor_issues(parsed)
+    reports = []
+    for level in levels:
+        issues = [*target_issues, *base, *(level_issues(parsed, level) if level is not None else [])]
+        if version is not None:
+            issues = version_issues(parsed, issues, version)
+        issues = cap_issues(_fixed(document, issues, level))
+        reports.append(_report(issues, level, _output_sizes(parsed), document))
+    return parsed, reports
+
+
+def _report(
+    issues: list[Issue], level: FeatureLevel | None, sizes: list[int] | None, document: Document
+) -> ValidationReport:
+    """The report: valid unless an issue is an error; the reading's warnings come last."""
+    issues = issues + document.warnings
+    return ValidationReport(
+        valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
+    )
 
 
 def parse_and_validate(
@@ -97,26 +143,8 @@ def parse_and_validate(
     carries the fix computed from this document (``Issue.fix``).
     """
     level, version, issues = _target(feature_level, directml)
-    data = read_source(source)
-    desc, parse_issues = parse(Loaded(data), level)
-    issues.extend(parse_issues)
-    sizes = None
-    if desc is not None:
-        issues.extend(descriptor_issues(desc))
-        if level is not None:
-            issues.extend(level_issues(desc, level))
-        if version is not None:
-            issues = version_issues(desc, issues, version)
-        sizes = _output_sizes(desc)
-    raw = data.to_dict() if isinstance(data, OperatorDesc) else data
-    if isinstance(raw, dict) and not looks_like_dxdispatch(raw):
-        issues = attach_fixes(raw, issues, level, _judge)
-    return desc, ValidationReport(
-        valid=not _has_errors(issues),
-        feature_level=level,
-        output_sizes=sizes,
-        issues=issues if desc is None else cap_issues(issues),
-    )  # without a desc, the issues are parse's, already capped
+    desc, [report] = judge(read_document(source).single, [level], version, issues)
+    return desc, report
 
 
 def validate(
@@ -148,8 +176,8 @@ def check(source: Source, feature_level: Any = DEFAULT_FEATURE_LEVEL, directml: 
 def _accepting_levels(source: Source, directml: Any = None) -> Iterator[FeatureLevel]:
     """The known levels at which the descriptor is valid, lowest first (none when it is broken);
     with ``directml``, only the levels that version has, judged as it judges."""
-    desc, _ = parse(source)
-    if desc is None:
+    desc = parse_document(read_document(source).single)
+    if not isinstance(desc, OperatorDesc):
         return
     version = parse_directml_version(directml) if directml is not None else None
     base = descriptor_issues(desc)

@@ -1,81 +1,101 @@
-"""Parsing a descriptor document (JSON text, a file, a dict or a model) into an OperatorDesc.
+"""Parsing a descriptor document (JSON data already read) into an OperatorDesc.
 
 Parsing reports structural problems (DML001-DML005, DML207) as issues with paths into the
 canonical wrapped document; cross-field and feature-level rules run afterwards (``api``).
+``parse`` and ``load`` take any source and read it through ``reading``.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from ..core.enums import FeatureLevel
-from ..core.fields import FIELDS, c_type_range
 from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
-from .dxdispatch import single_tile_document
+from .reading import Document, read_document
 from .report import Issue
 from .rules import issue
-from .source import NotJson, Source, looks_like_dxdispatch, not_json_message, read_source
-from .suggest import closest_key, enum_hint, keys_at
+from .rules.document import (
+    array_too_long,
+    duplicate_key,
+    missing_field,
+    nested_too_deeply,
+    not_a_struct,
+    not_a_uint,
+    not_an_array,
+    not_an_object,
+    not_json,
+    unknown_enum,
+    unknown_field,
+)
+from .rules.edits import join_path
+from .rules.operator import not_tile
+from .source import NotJson, Source
 
 
-def format_path(loc: tuple) -> str:
-    """``('Desc', 'InputTensor', 'Desc', 'Sizes', 2)`` -> ``Desc.InputTensor.Desc.Sizes[2]``."""
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
+@dataclass(frozen=True)
+class Unparsed:
+    """A document that did not become a model: the issues that stop it. Pydantic's errors are kept
+    as they came, because the hints they turn into depend on the level judged at."""
+
+    stopped: list[Issue] = field(default_factory=list)
+    errors: list[ErrorDetails] = field(default_factory=list)
+    error_count: int = 0
+
+    def issues(self, level: FeatureLevel | None = None) -> list[Issue]:
+        """The issues, with hints for ``level`` (default: the newest level)."""
+        if not self.errors:
+            return self.stopped
+        return cap_issues(issues_from_pydantic(self.errors[: MAX_ISSUES * 4], level), self.error_count)
 
 
-def show(value: Any, limit: int = 48) -> str:
-    """A short JSON-like rendering of a value for messages."""
+def parse_data(data: Any) -> OperatorDesc | Unparsed:
+    """JSON data already read (or a model, or text that was not JSON) as a model, or the structural
+    issues that stop it. Knows nothing of files or DxDispatch: ``reading`` has dealt with both."""
+    if isinstance(data, (OperatorDesc, Unparsed)):
+        return data
+    if isinstance(data, NotJson):
+        return Unparsed([not_json_issue(data)])
+    if not isinstance(data, dict):
+        return Unparsed([not_an_object(data)])
+    too_long = long_arrays(data)
+    if too_long:
+        return Unparsed(too_long)
     try:
-        text = json.dumps(value, allow_nan=True)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+        return OperatorDesc.model_validate(data)
+    except ValidationError as e:
+        return Unparsed(errors=e.errors(include_url=False)[: MAX_ISSUES * 4], error_count=e.error_count())
+    except RecursionError:
+        return Unparsed([nested_too_deeply()])
+
+
+def parse_document(document: Document) -> OperatorDesc | Unparsed:
+    """One document of a reading as a model, or what stops it (including what reading found)."""
+    return Unparsed(document.issues) if document.issues else parse_data(document.data)
+
+
+def parse_descriptor(data: Any, level: FeatureLevel | None = None) -> tuple[OperatorDesc | None, list[Issue]]:
+    """``parse_data`` as (model, []) or (None, the issues with hints for ``level``)."""
+    parsed = parse_data(data)
+    return (parsed, []) if isinstance(parsed, OperatorDesc) else (None, parsed.issues(level))
 
 
 def parse(source: Source, level: FeatureLevel | None = None) -> tuple[OperatorDesc | None, list[Issue]]:
-    """Parse a document into a model, or into the structural issues that stop it. ``level`` only
-    narrows the data types that hints offer to those Tile takes there (default: the newest level)."""
-    data = read_source(source)
-    if isinstance(data, OperatorDesc):
-        return data, []
-    data, dx_issues = single_tile_document(data) if looks_like_dxdispatch(data) else (data, [])
-    if dx_issues:
-        return None, dx_issues
-    if isinstance(data, NotJson):
-        hint = (
-            f'keep one "{data.key}" in that object'
-            if data.code == "DML003"
-            else "write one JSON object, as `dmltile new` prints"
-        )
-        return None, [issue(data.code, data.key, not_json_message(data), hint)]
-    if not isinstance(data, dict):
-        return None, [
-            issue(
-                "DML001",
-                "",
-                f"the document is a JSON {_json_kind(data)}, not an object",
-                'write a JSON object such as {"Type": "DML_OPERATOR_TILE", "Desc": {...}}',
-            )
-        ]
-    too_long = long_arrays(data)
-    if too_long:
-        return None, too_long
-    try:
-        return OperatorDesc.model_validate(data), []
-    except ValidationError as e:
-        return None, cap_issues(
-            issues_from_pydantic(e.errors(include_url=False)[: MAX_ISSUES * 4], level), e.error_count()
-        )
-    except RecursionError:
-        return None, [issue("DML001", "", "the document is nested too deeply to read")]
+    """Read a document (path, text, dict or model; the one Tile dispatchable of a DxDispatch model)
+    into a model, or into the structural issues that stop it. ``level`` only narrows the data types
+    that hints offer to those Tile takes there (default: the newest level)."""
+    return parse_descriptor(parse_document(read_document(source).single), level)
+
+
+def not_json_issue(data: NotJson) -> Issue:
+    """DML001 for text that is not JSON (DML003 for a repeated key)."""
+    if data.code == "DML003":
+        return duplicate_key(data.key, data.reason)
+    return not_json(data.reason, hint="write one JSON object, as `dmltile new` prints")
 
 
 MAX_ISSUES = 100  # issues listed per document; the rest are counted in one last issue
@@ -95,15 +115,7 @@ def long_arrays(data: Any) -> list[Issue]:
         for key, child in value.items():
             here = f"{path}.{key}" if path else str(key)
             if key in ARRAY_FIELDS and isinstance(child, list) and len(child) > MAX_ARRAY_VALUES:
-                found.append(
-                    issue(
-                        "DML004",
-                        here,
-                        f"{key} has {len(child)} values; DirectML tensors have at most 8 dimensions, so "
-                        f"dmltile reads arrays of at most {MAX_ARRAY_VALUES} values and stops here",
-                        "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
-                    )
-                )
+                found.append(array_too_long(here, key, len(child), MAX_ARRAY_VALUES))
             elif isinstance(child, dict):
                 stack.append((child, here))
     return sorted(found, key=lambda i: i.path)
@@ -136,10 +148,6 @@ def load(source: Source) -> OperatorDesc:
     return desc
 
 
-def _json_kind(value: Any) -> str:
-    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
-
-
 def issues_from_pydantic(errors: list[ErrorDetails], level: FeatureLevel | None = None) -> list[Issue]:
     """Turn pydantic's errors into issues with DML0xx codes, in document order."""
     issues = [_issue(err, level) for err in errors]
@@ -149,83 +157,25 @@ def issues_from_pydantic(errors: list[ErrorDetails], level: FeatureLevel | None 
     return issues
 
 
-# Framework type names people reach for, and the DirectML type with the same bits.
-_ENUM_HINTS = {
-    "BOOL": "DirectML has no bool type; a bool is one byte, so tile it as UINT8. ",
-    "BFLOAT16": "DirectML has no bfloat16 type; Tile copies bits, so tile it as UINT16. ",
-    "FLOAT": "FLOAT is spelled FLOAT32. ",
-    "HALF": "HALF is spelled FLOAT16. ",
-    "DOUBLE": "DOUBLE is spelled FLOAT64 (which Tile does not support; tile it as UINT32 pairs). ",
-}
-
-
 def _field_of(loc: tuple) -> str:
     names = [p for p in loc if isinstance(p, str)]
     return names[-1] if names else ""
 
 
-def _tensor_of(loc: tuple) -> str:
-    return "OutputTensor" if "OutputTensor" in loc else "InputTensor"
-
-
 def _issue(err: ErrorDetails, level: FeatureLevel | None = None) -> Issue:
+    """The issue of one of pydantic's errors: the rule it breaks, by the error's type."""
     loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
-    path, field = format_path(loc), _field_of(loc)
-    info = FIELDS.get(field)
+    path, field = join_path(list(loc)), _field_of(loc)
     if kind == "missing":
-        example = f": {info.example}" if info else ""
-        return issue(
-            "DML002",
-            path,
-            f"required field {field} is missing" + (f" ({info.meaning})" if info else ""),
-            f'add "{field}"{example}',
-        )
+        return missing_field(path, field)
     if kind == "extra_forbidden":
-        close = closest_key(field, keys_at(loc))
-        hint = f'did you mean "{close}"? Otherwise remove it' if close else "remove it"
-        return issue("DML003", path, f'unknown field "{field}" (value {show(value)})', hint)
+        return unknown_field(path, loc, field, value)
     if kind == "dml_enum":
-        ctx = err.get("ctx", {})
-        enum_name = "DML_OPERATOR_TYPE" if loc == ("Type",) else ctx.get("enum", "")
-        hint, _ = enum_hint(value, enum_name, level, _tensor_of(loc))
-        return issue(
-            "DML005",
-            path,
-            f"{field} is {show(value)}, which is not a {ctx.get('enum', 'known enum')} value",
-            _ENUM_HINTS.get(str(value).upper(), "") + hint,
-        )
+        return unknown_enum(path, loc, field, value, err.get("ctx", {}).get("enum", ""), level)
     if kind == "dml_not_tile":
-        return issue(
-            "DML207",
-            path,
-            err["msg"],
-            'use "Type": "DML_OPERATOR_TILE" with a DML_TILE_OPERATOR_DESC in "Desc"',
-        )
+        return not_tile(path, err["msg"])
     if kind in ("model_type", "model_attributes_type", "dict_type"):
-        return issue(
-            "DML004",
-            path,
-            f"{field or 'the value'} is {show(value)}, but it must be a JSON object",
-            f"write {field} as an object" + (f", e.g. {info.example}" if info else ""),
-        )
+        return not_a_struct(path, field, value)
     if kind in ("tuple_type", "list_type", "iterable_type"):
-        return issue(
-            "DML004",
-            path,
-            f"{field} is {show(value)}, but it must be an array of UINT",
-            f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else ""),
-        )
-    lo, hi = c_type_range(field)
-    c_type = "UINT64" if hi > 2**32 else "UINT"
-    element = "an element of " + field if loc and isinstance(loc[-1], int) else field
-    why = (
-        "a boolean is not an integer"
-        if isinstance(value, bool)
-        else ("only whole numbers are UINTs" if isinstance(value, float) else f"{c_type} holds {lo} to {hi}")
-    )
-    return issue(
-        "DML004",
-        path,
-        f"{element} is {show(value)}, but it must be a {c_type} ({why})",
-        f"write a whole number from {lo} to {hi}",
-    )
+        return not_an_array(path, field, value)
+    return not_a_uint(path, loc, field, value)

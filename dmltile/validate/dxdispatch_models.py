@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from .api import validate
-from .document import parse
-from .dxdispatch import canonical_document, is_tile, operator_name, read_model
+from .document import parse_descriptor
+from .dxdispatch import read_model, split_model
 from .levels import DEFAULT_FEATURE_LEVEL, parse_feature_level
 from .report import Issue, ValidationReport
-from .rules import issue
 
 
 class DxDispatchModel(dict):
@@ -50,21 +48,6 @@ class DxDispatchModel(dict):
         return out
 
 
-def _repeats_count_warning(raw: Mapping) -> list[Issue]:
-    desc = raw.get("desc", raw.get("Desc", raw))
-    if isinstance(desc, dict) and "RepeatsCount" not in desc:
-        return [
-            issue(
-                "DML402",
-                path="Desc.RepeatsCount",
-                message="RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
-                "(\"Field 'RepeatsCount' is required.\")",
-                hint='add "RepeatsCount" equal to the number of Repeats',
-            )
-        ]
-    return []
-
-
 def from_dxdispatch(source: Any) -> DxDispatchModel:
     """Read a DxDispatch model (dict, JSON text or path; or one ``{"type", "desc"}`` dispatchable).
 
@@ -73,23 +56,16 @@ def from_dxdispatch(source: Any) -> DxDispatchModel:
     is dropped. Bad content never raises; a source that is not a DxDispatch model raises
     DescriptorError, an unreadable file InputError.
     """
-    model = read_model(source)
+    parts = split_model(read_model(source))
     result = DxDispatchModel()
-    for name, raw in model["dispatchables"].items():
-        result.order.append(name)
-        if not isinstance(raw, dict):
-            result.invalid[name] = [
-                issue("DML001", path="", message=f"dispatchable {name!r} is not a JSON object")
-            ]
-            continue
-        if not is_tile(raw):
-            result.not_covered[name] = str(operator_name(raw))
-            continue
-        desc, issues = parse(canonical_document(raw))
-        if warnings := _repeats_count_warning(raw):
-            result.warnings[name] = warnings
-        if desc is None:
-            result.invalid[name] = issues
-        else:
-            result[name] = desc
+    result.order, result.not_covered, result.warnings = parts.order, parts.not_covered, parts.warnings
+    for name in parts.order:
+        if name in parts.broken:
+            result.invalid[name] = parts.broken[name]
+        elif name in parts.tiles:
+            desc, issues = parse_descriptor(parts.tiles[name])
+            if desc is None:
+                result.invalid[name] = issues
+            else:
+                result[name] = desc
     return result

@@ -1,26 +1,17 @@
 """The feature-level tables: which levels exist, what Tile supports at each, and the default level.
 
-The tables are TOML files in the project's top-level ``feature_levels/`` folder, which the package
-reaches as ``dmltile/feature_levels`` (a link in the source tree, a real folder inside the wheel).
+The tables are TOML files of ``feature_levels/`` (``core.tables`` reads them).
 """
 
 from __future__ import annotations
 
 import functools
-import sys
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ..core.enums import DataType, FeatureLevel
+from ..core.tables import read_table
 from ..errors import DmlTileError, EnumParseError, UnsupportedError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    # tomli is a dependency on 3.10 only, so a checker targeting 3.10 from a newer Python may not
-    # find it (hence unused-ignore: where it is installed the ignore is unused).
-    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 TENSORS = ("InputTensor", "OutputTensor")
 
@@ -47,24 +38,10 @@ class SupportRow:
     tensors: dict[str, TensorSupport]
 
 
-def read_table(name: str) -> dict:
-    """One TOML table of ``feature_levels/``, parsed."""
-    return tomllib.loads(
-        resources.files("dmltile").joinpath("feature_levels").joinpath(name).read_text(encoding="utf-8")
-    )
-
-
 @functools.cache
 def known_levels() -> tuple[FeatureLevel, ...]:
-    """Every feature level in ``levels.toml``, lowest first."""
-    rows = read_table("levels.toml")["level"]
-    levels = [FeatureLevel.parse(row["name"]) for row in rows]
-    for level, row in zip(levels, rows, strict=False):
-        if level.value != row["value"]:
-            raise ValueError(
-                f"levels.toml: {row['name']} has value {row['value']:#x}, enum says {level.value:#x}"
-            )
-    return tuple(sorted(levels))
+    """Every feature level in ``levels.toml`` (the FeatureLevel enum is built from it), lowest first."""
+    return tuple(sorted(FeatureLevel))
 
 
 @functools.cache

@@ -251,13 +251,6 @@ class NotJson:
         self.reason, self.code, self.key = reason, code, key
 
 
-def not_json_message(data: NotJson, what: str = "the document") -> str:
-    """The message of the issue for text that did not parse (DML001, or DML003 for a repeated key)."""
-    if data.code == "DML003":
-        return f"{data.reason}; JSON readers disagree on which value wins, so dmltile refuses it"
-    return f"{what} is not JSON: {data.reason}"
-
-
 class DuplicateKey(ValueError):
     """A JSON object that names one key twice (json keeps the last silently; dmltile refuses)."""
 

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.enums import FeatureLevel
+from ..core.layout import UINT32_WRAP, last_element_index, strides_or_packed, wrapped_buffer_tensor_size
 from ..core.operator import OperatorDesc
-from ..core.tensor import BufferTensorDesc, last_element_index, packed_strides
+from ..core.tables import read_table
+from ..core.tensor import BufferTensorDesc
 from ..errors import DmlTileError
-from .levels import parse_feature_level, read_table
+from .levels import parse_feature_level
 from .report import Issue
-from .rules import issue, tensors
-
-UINT32_WRAP = 1 << 32
+from .rules import tensors
+from .rules.levels import wrapped_size
 
 
 @dataclass(frozen=True)
@@ -76,19 +77,15 @@ def parse_directml_version(value: Any) -> DirectmlVersion:
 
 def _last_index(t: BufferTensorDesc) -> int:
     """The last element's index through the tensor's Strides (packed when absent or of the wrong length)."""
-    strides = (
-        t.strides if t.strides is not None and len(t.strides) == len(t.sizes) else packed_strides(t.sizes)
-    )
-    return last_element_index(t.sizes, strides)
+    return last_element_index(t.sizes, strides_or_packed(t.sizes, t.strides))
 
 
 def wrapped_minimum(t: BufferTensorDesc, version: DirectmlVersion) -> int:
     """DMLCalcBufferTensorSize as ``version`` computes it: the last element's index (and, for some
     versions, the byte count) in 32-bit arithmetic, rounded up to 4."""
-    size = (_last_index(t) % UINT32_WRAP + 1) * t.data_type.element_size
-    if version.wraps_strided_bytes_32bit:
-        size %= UINT32_WRAP
-    return (size + 3) // 4 * 4
+    return wrapped_buffer_tensor_size(
+        t.data_type, t.sizes, t.strides, wrap_bytes=version.wraps_strided_bytes_32bit
+    )
 
 
 def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVersion) -> list[Issue]:
@@ -109,13 +106,8 @@ def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVer
         if wrapped is not None and t.total_tensor_size_in_bytes >= wrapped:
             out = [i for i in out if i not in errors]
             out.append(
-                issue(
-                    "DML112",
-                    size_path,
-                    f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {version.label} computes the "
-                    f"tensor's extent in 32 bits and accepts it ({wrapped} bytes after the "
-                    "wrap), but the elements really reach past it; DirectML 1.13 and later reject it",
-                    errors[0].hint,
+                wrapped_size(
+                    name, size_path, t.total_tensor_size_in_bytes, version.label, wrapped, errors[0].hint
                 )
             )
     return out

@@ -1,4 +1,4 @@
-"""Nothing lost, nothing hangs (issue 14): every file a command writes is written atomically and
+"""Nothing lost, nothing hangs: every file a command writes is written atomically and
 checked, an existing file is replaced only with --force (or fmt -w on its own input), special files
 are refused before they are opened, and a broken pipe ends quietly with the command's status.
 

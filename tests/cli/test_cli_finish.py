@@ -1,4 +1,4 @@
-"""A finished command line (issue 12, item 5): metavars, command order, completion, stdin, whole
+"""A finished command line: metavars, command order, completion, stdin, whole
 lines when piped, directories with other JSON in them, check on a descriptor."""
 
 from __future__ import annotations

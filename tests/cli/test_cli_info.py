@@ -11,7 +11,7 @@ import pytest
 import dmltile
 from tests.cli_support import PAGE_ROWS, invoke, json_out, script
 
-# The codes of DESIGN §4, written out independently of dmltile.RULES.
+# The rule codes the project promises, written out independently of dmltile.RULES.
 DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     [f"DML00{i}" for i in range(1, 6)]
     + [f"DML1{i:02d}" for i in range(1, 13)]

@@ -1,4 +1,4 @@
-"""One JSON contract (issue 12, item 4): with --json every command prints exactly one JSON document
+"""One JSON contract: with --json every command prints exactly one JSON document
 on stdout, also for usage errors and unreadable input, and it validates against the schema the
 package ships (``dmltile schema --report COMMAND``)."""
 

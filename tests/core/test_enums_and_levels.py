@@ -58,6 +58,7 @@ def test_operator_tile_is_70_and_neighbours_are_right():
 
 
 def test_feature_levels_match_directml_h_and_the_toml_table():
+    # the enum is built from levels.toml: both must equal the values copied from DirectML.h
     assert {lv.dotted: lv.value for lv in FeatureLevel} == LEVELS
     with open(ROOT / "feature_levels" / "levels.toml", "rb") as f:
         table = {row["name"]: row["value"] for row in tomllib.load(f)["level"]}

@@ -2,8 +2,8 @@
 
     python tests/directml/generate_cases.py --count            # how many cases, per group
     python tests/directml/generate_cases.py --golden [VERSION ...]
-        runs every case through each installed DirectML version (the oracle in
-        dmltile/execute/directml/oracle.py, under Wine here) and writes
+        runs every case through each installed DirectML version (the driver in
+        dmltile/execute/directml, under Wine here) and writes
         tests/directml/golden/directml-<DirectML version>.jsonl
 
 Every case has a stable ``id`` (``group/detail``) and the same ids come out on every run: the golden
@@ -28,7 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
-ORACLE_PATH = ROOT / "dmltile" / "execute" / "directml" / "oracle.py"
+STANDALONE_PATH = ROOT / "dmltile" / "execute" / "directml" / "standalone.py"
 
 U32 = 2**32 - 1
 BITS = {1: 32, 2: 16, 3: 32, 4: 16, 5: 8, 6: 32, 7: 16, 8: 8, 9: 64, 10: 64, 11: 64, 12: 4, 13: 4}
@@ -51,13 +51,13 @@ TILE_TYPES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
 
 
 def load_oracle() -> ModuleType:
-    """Import oracle.py by path (it depends on nothing else in dmltile)."""
-    spec = importlib.util.spec_from_file_location("dmltile_directml_oracle", ORACLE_PATH)
+    """The DirectML driver's ``oracle`` module, loaded by path through ``standalone.py`` (it needs
+    nothing of dmltile, so the generator stays independent of the package it checks)."""
+    spec = importlib.util.spec_from_file_location("dmltile_directml_standalone", STANDALONE_PATH)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module
+    return module.load()
 
 
 def packed(sizes: list[int]) -> list[int]:
@@ -513,7 +513,7 @@ def write_golden(versions: list[str] | None) -> None:
     rows = oracle.list_versions()
     if not rows:
         raise SystemExit(oracle.setup_problem() or "no DirectML versions installed")
-    wanted = versions or sorted({r["directml_version"] for r in rows}, key=oracle._version_key)
+    wanted = versions or sorted({r["directml_version"] for r in rows}, key=oracle.version_key)
     GOLDEN.mkdir(parents=True, exist_ok=True)
     for v in wanted:
         row = oracle.resolve_version(v)

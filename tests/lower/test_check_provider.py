@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 import dmltile
 from dmltile.cli import app
 from dmltile.errors import InputError
+from dmltile.lower.onnx_graph import ONNX_TYPES
+from dmltile.lower.provider import provider_plan
 from dmltile.validate.rules import RULES
 from tests.lowering_support import np_dtype, same_bits
 
@@ -54,11 +56,6 @@ def _run_descriptor(report, x, out_shape):
     """The node's DirectML descriptor run on the NumPy backend, on x's bytes (bool viewed as uint8)."""
     d = report.descriptor
     data = x.view(np.uint8) if x.dtype == np.bool_ else x
-    if d.input.data_type.name == "FLOAT64":  # outside dmltile's Tile table (see provider_plan): copy the bits
-        doc = d.to_dict()
-        for t in ("InputTensor", "OutputTensor"):
-            doc["Desc"][t]["Desc"]["DataType"] = "UINT64"
-        d, data = dmltile.load(doc), x.view(np.uint64)
     y = dmltile.compile(d, report.feature_level)(np.ascontiguousarray(data).reshape(d.input.sizes))
     return np.asarray(y).reshape(out_shape).view(x.dtype)
 
@@ -249,6 +246,43 @@ def test_every_provider_rule_cites_the_provider_source():
     assert [r.code for r in sorted(provider, key=lambda r: r.code)] == [f"DML50{i}" for i in range(1, 8)]
     for r in provider:
         assert "microsoft/onnxruntime" in r.source and "onnxruntime/core/providers/dml/" in r.source
+
+
+def _model_of(facts: dict):
+    """An ONNX model with one Tile node of these facts (an example of a provider rule)."""
+    names = {v: k for k, v in ONNX_TYPES.items()}  # "float32" -> "FLOAT"
+    elem = TensorProto.DataType.Value(names.get(facts["element_type"], facts["element_type"].upper()))
+    if facts.get("repeats_initializer", True):
+        model = _tile_model(elem, facts["input_shape"], facts["repeats"], facts["opset"])
+    else:
+        rank = len(facts["input_shape"])
+        model = _model(
+            [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+            [vi("x", elem, facts["input_shape"]), vi("r", TensorProto.INT64, [rank])],
+            [vi("y", elem, None)],
+            opset=facts["opset"],
+        )
+    return model
+
+
+@pytest.mark.parametrize("code", [f"DML50{i}" for i in range(1, 8)])
+def test_each_provider_rules_example_is_reported_by_check_model(code):
+    facts = RULES[code].example.node
+    [r] = dmltile.check_model(_model_of(facts), facts.get("feature_level", "6.4"))
+    assert code in r.rules, r
+
+
+def test_float64_is_dml304s_warning_and_no_step_says_the_tile_table_lacks_it():
+    """The table has FLOAT64 from 5.0 (measured), and the provider starts at 5.0 only: no level at which it
+    builds a Tile may claim dmltile's table lists no FLOAT64 (once said beside DML304's warning)."""
+    for level in ("5.0", "6.4"):
+        plan = provider_plan((2, 3), (2, 2), "float64", dmltile.parse_feature_level(level))
+        assert plan.descriptor is not None and plan.descriptor.input.data_type.name == "FLOAT64"
+        assert [i.code for i in plan.warnings] == ["DML304", "DML304"]
+        assert not any("FLOAT64" in step and "lists no" in step for step in plan.steps), plan.steps
+    [r] = dmltile.check_model(_tile_model(TensorProto.DOUBLE, [2, 3], [2, 2]))
+    assert r.status == "dispatch" and any(w.startswith("DML304") for w in r.warnings)
+    assert not any("lists no FLOAT64" in step for step in r.steps), r.steps
 
 
 def test_opset_6_stays_on_the_cpu():

@@ -1,6 +1,6 @@
 """The Python entry points never raise anything but DmlTileError on arbitrary input: 2,000 cases
 each of arbitrary JSON-like values, text and bytes through validate, load, min_feature_level and
-tile_desc (issue 14). The CLI's fuzz (tests/cli/test_cli_fuzz.py) covers the commands."""
+tile_desc. The CLI's fuzz (tests/cli/test_cli_fuzz.py) covers the commands."""
 
 from __future__ import annotations
 

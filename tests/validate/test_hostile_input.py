@@ -1,5 +1,5 @@
 """Reading is bounded and never a raw Python error: special files, size limits, repeated keys,
-deep nesting, huge arrays, many issues, and objects that are not documents at all (issue 14)."""
+deep nesting, huge arrays, many issues, and objects that are not documents at all."""
 
 from __future__ import annotations
 

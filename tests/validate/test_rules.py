@@ -1,4 +1,4 @@
-"""Every rule code of DESIGN §4: triggered by one mutation of a valid document, at the right path,
+"""Every rule code: triggered by one mutation of a valid document, at the right path,
 with a message that names the field and the value, and not triggered by the valid neighbour."""
 
 import json

@@ -101,6 +101,6 @@ if [ ! -f "$H/prefix/system.reg" ]; then
 fi
 step "Wine prefix" "$t"
 t=$(now)
-DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/oracle.py" record-versions
+DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/standalone.py" record-versions
 step "version table (versions.json)" "$t"
 awk -v a="$(now)" -v b="$T0" -v h="$H" 'BEGIN { printf "ready: %s  (%.1f s in all)\n", h, a - b }'

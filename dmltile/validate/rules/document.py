@@ -1,0 +1,307 @@
+"""Document rules (DML0xx): what makes JSON a descriptor document at all. They are found while
+reading the document (``validate/document.py``), before any other rule can run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ...core.enums import FeatureLevel
+from ...core.fields import FIELDS, c_type_range
+from ..report import Edit, Issue
+from ..suggest import accepted_values, closest_key, did_you_mean, enum_hint, keys_at
+from .citations import DOCUMENT
+from .edits import describe, join_path, split_path
+from .registry import Example, field_description, issue, register
+from .values import at, dtype_of, field_fix, fix_field_value, other, tensor_in
+
+register(
+    "DML001",
+    "the document is JSON text holding one object",
+    DOCUMENT,
+    "parse",
+    why="A descriptor is a C struct, written as one JSON object whose keys are the struct's members; "
+    "text that is not JSON, or JSON that is not an object, holds no struct to check.",
+    example=Example([1, 2]),
+)
+
+
+def _hint_add(found: Issue, edits: list[Edit], own: int) -> str:
+    first = edits[0]
+    return f'add "{first.path.rsplit(".", 1)[-1]}": {json.dumps(first.value)}'
+
+
+register(
+    "DML002",
+    "every required field is present (DataType, Sizes, InputTensor, OutputTensor, Repeats)",
+    DOCUMENT,
+    "parse",
+    why="These members have no default DirectML could assume: the element type, the shape of each "
+    "tensor and the repeats define the operator. Fields with one correct value (DimensionCount, "
+    "TotalTensorSizeInBytes, RepeatsCount, Flags, Strides) may be left out and are computed.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+            "OutputTensor": {"Sizes": [4, 9]},
+            "Repeats": [2, 3],
+        }
+    ),
+    fix=fix_field_value,
+    fix_hint=_hint_add,
+)
+
+
+def _fix_unknown_key(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
+    """Rename a near-miss of an allowed key that is not already there; remove anything else."""
+    parts = split_path(found.path)
+    parent = at(doc, *parts[:-1])
+    present = set(parent) if isinstance(parent, dict) else set()
+    close = closest_key(str(parts[-1]), keys_at(tuple(parts)), present)
+    if close:
+        return [Edit(op="rename", path=found.path, to=close)]
+    return [Edit(op="remove", path=found.path)]
+
+
+def _hint_unknown_key(found: Issue, edits: list[Edit], own: int) -> str:
+    if edits[0].op == "rename":
+        return f'did you mean "{edits[0].to}"? rename it'
+    if "did you mean" in found.hint:
+        return "remove it (the field it resembles is already present)"
+    return found.hint
+
+
+register(
+    "DML003",
+    "no field other than the C struct's members",
+    DOCUMENT,
+    "parse",
+    why="A key that is no member of the struct is most often a misspelt one (Stride for Strides), "
+    "whose value would otherwise be silently ignored while the default is used.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3], "Stride": [3, 1]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9]},
+            "Repeats": [2, 3],
+        }
+    ),
+    fix=_fix_unknown_key,
+    fix_hint=_hint_unknown_key,
+)
+
+
+def _hint_example_value(found: Issue, edits: list[Edit], own: int) -> str:
+    return f"{found.hint}, e.g. {describe(edits[:own])}" if found.hint else describe(edits[:own])
+
+
+register(
+    "DML004",
+    "each value has its C type: UINT 0..2^32-1, UINT64 0..2^64-1, arrays of UINT, objects for structs; "
+    "booleans are not integers",
+    DOCUMENT,
+    "parse",
+    why="Each member is passed to DirectML as its C type: a negative number, a fraction, a boolean or "
+    "a value past the type's range has no faithful UINT to become, and silently converting it would "
+    "describe another tensor.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, -3]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9]},
+            "Repeats": [2, 3],
+        }
+    ),
+    fix=fix_field_value,
+    fix_hint=_hint_example_value,
+)
+
+_ENUM_OF_FIELD = {"DataType": "DML_TENSOR_DATA_TYPE", "Flags": "DML_TENSOR_FLAGS"}
+
+
+def _fix_enum(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
+    """The member the value most likely meant; for a DataType, the other tensor's when that one is
+    valid (Tile needs both the same); else any value that fits."""
+    parts = split_path(found.path)
+    field = [p for p in parts if isinstance(p, str)][-1]
+    tensor = tensor_in(parts)
+    enum_name = _ENUM_OF_FIELD.get(field, "DML_OPERATOR_TYPE" if len(parts) == 1 else "DML_TENSOR_TYPE")
+    choices = accepted_values(enum_name, level, tensor)
+    where = parts[: len(parts) - parts[::-1].index(field)]
+    guess = did_you_mean(at(doc, *parts), enum_name, choices)
+    same = dtype_of(doc, other(tensor)) if field == "DataType" else None
+    if guess is not None and same is not None and same in choices and same != guess:
+        guess = same
+    if guess is not None:
+        return [Edit(op="set", path=join_path(where), value=guess.c_name)]
+    return field_fix(doc, where, level)
+
+
+def _hint_enum(found: Issue, edits: list[Edit], own: int) -> str:
+    if "did you mean" not in found.hint:
+        return f"{found.hint}; e.g. {describe(edits[:own])}"
+    if f'"{edits[0].value}"' not in found.hint:
+        second = other(tensor_in(found.path))
+        return (
+            f"{found.hint}; but {second} is {edits[0].value} and Tile needs both the same: "
+            f"{describe(edits[:own])} (or change both)"
+        )
+    return found.hint
+
+
+register(
+    "DML005",
+    "enum values name a member of their DirectML enum (full name, short name or integer)",
+    "DirectML.h enums",
+    "parse",
+    why="An enum member is a number DirectML switches on; a name that is no member (BOOL, HALF, a "
+    "typo) has no number. Tile copies bits, so a type DirectML lacks is tiled as the type of the "
+    "same width (bool as UINT8).",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "BOOL", "Sizes": [2, 3]},
+            "OutputTensor": {"DataType": "UINT8", "Sizes": [4, 9]},
+            "Repeats": [2, 3],
+        }
+    ),
+    fix=_fix_enum,
+    fix_hint=_hint_enum,
+)
+
+
+# -- the issues the reader reports, one function per message -------------------------------------
+def show(value: Any, limit: int = 48) -> str:
+    """A short JSON-like rendering of a value for messages."""
+    try:
+        text = json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def not_json(reason: str, what: str = "the document", hint: str = "") -> Issue:
+    """DML001 for text that does not parse as JSON."""
+    return issue("DML001", "", f"{what} is not JSON: {reason}", hint)
+
+
+def duplicate_key(key: str, reason: str) -> Issue:
+    """DML003 for an object that names one key twice."""
+    return issue(
+        "DML003",
+        key,
+        f"{reason}; JSON readers disagree on which value wins, so dmltile refuses it",
+        f'keep one "{key}" in that object',
+    )
+
+
+def json_kind(value: Any) -> str:
+    """The JSON name of a value's type."""
+    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(value), "number")
+
+
+def not_an_object(value: Any) -> Issue:
+    """DML001 for JSON that is not an object."""
+    return issue(
+        "DML001",
+        "",
+        f"the document is a JSON {json_kind(value)}, not an object",
+        'write a JSON object such as {"Type": "DML_OPERATOR_TILE", "Desc": {...}}',
+    )
+
+
+def nested_too_deeply() -> Issue:
+    """DML001 for a document nested past what the reader follows."""
+    return issue("DML001", "", "the document is nested too deeply to read")
+
+
+def missing_field(path: str, field: str) -> Issue:
+    """DML002: a required field is missing; the message says what it is, the hint shows a value."""
+    info = FIELDS.get(field)
+    return issue(
+        "DML002",
+        path,
+        f"required field {field} is missing" + (f" ({field_description(field)})" if info else ""),
+        f'add "{field}"' + (f": {info.example}" if info else ""),
+    )
+
+
+def unknown_field(path: str, loc: tuple, field: str, value: Any) -> Issue:
+    """DML003: a key that is no member of the struct at ``loc``."""
+    close = closest_key(field, keys_at(loc))
+    hint = f'did you mean "{close}"? Otherwise remove it' if close else "remove it"
+    return issue("DML003", path, f'unknown field "{field}" (value {show(value)})', hint)
+
+
+def not_a_struct(path: str, field: str, value: Any) -> Issue:
+    """DML004: a struct written as something other than an object."""
+    info = FIELDS.get(field)
+    return issue(
+        "DML004",
+        path,
+        f"{field or 'the value'} is {show(value)}, but it must be a JSON object",
+        f"write {field} as an object" + (f", e.g. {info.example}" if info else ""),
+    )
+
+
+def not_an_array(path: str, field: str, value: Any) -> Issue:
+    """DML004: a UINT array written as something other than an array."""
+    info = FIELDS.get(field)
+    return issue(
+        "DML004",
+        path,
+        f"{field} is {show(value)}, but it must be an array of UINT",
+        f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else ""),
+    )
+
+
+def not_a_uint(path: str, loc: tuple, field: str, value: Any) -> Issue:
+    """DML004: a number (or array element) outside its C type, or not a whole number at all."""
+    lo, hi = c_type_range(field)
+    c_type = "UINT64" if hi > 2**32 else "UINT"
+    element = "an element of " + field if loc and isinstance(loc[-1], int) else field
+    if isinstance(value, bool):
+        why = "a boolean is not an integer"
+    elif isinstance(value, float):
+        why = "only whole numbers are UINTs"
+    else:
+        why = f"{c_type} holds {lo} to {hi}"
+    return issue(
+        "DML004",
+        path,
+        f"{element} is {show(value)}, but it must be a {c_type} ({why})",
+        f"write a whole number from {lo} to {hi}",
+    )
+
+
+def array_too_long(path: str, key: str, length: int, limit: int) -> Issue:
+    """DML004: an array far longer than any tensor has dimensions, not read past ``limit``."""
+    return issue(
+        "DML004",
+        path,
+        f"{key} has {length} values; DirectML tensors have at most 8 dimensions, so "
+        f"dmltile reads arrays of at most {limit} values and stops here",
+        "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
+    )
+
+
+# Framework type names people reach for, and what DirectML calls the type with the same bits.
+_ENUM_HINTS = {
+    "BOOL": "DirectML has no bool type; a bool is one byte, so tile it as UINT8. ",
+    "BFLOAT16": "DirectML has no bfloat16 type; Tile copies bits, so tile it as UINT16. ",
+    "FLOAT": "FLOAT is spelled FLOAT32. ",
+    "HALF": "HALF is spelled FLOAT16. ",
+    "DOUBLE": "DOUBLE is spelled FLOAT64 (which Tile takes from DML_FEATURE_LEVEL_5_0, though its page "
+    "does not list it; below that, tile it as UINT32 pairs). ",
+}
+
+
+def unknown_enum(
+    path: str, loc: tuple, field: str, value: Any, enum: str, level: FeatureLevel | None
+) -> Issue:
+    """DML005: a value that names no member of the field's enum; the hint offers the closest member
+    Tile accepts there."""
+    enum_name = "DML_OPERATOR_TYPE" if loc == ("Type",) else enum
+    hint, _ = enum_hint(value, enum_name, level, tensor_in(list(loc)))
+    return issue(
+        "DML005",
+        path,
+        f"{field} is {show(value)}, which is not a {enum or 'known enum'} value",
+        _ENUM_HINTS.get(str(value).upper(), "") + hint,
+    )

@@ -1,0 +1,313 @@
+"""Feature-level rules (DML3xx, and DML112): what Tile takes at a DirectML feature level, or in one
+DirectML version."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from ...core.enums import DataType, FeatureLevel
+from ...core.operator import OperatorDesc
+from ..levels import known_levels, levels_text, tile_row, tile_support
+from ..report import Edit, Issue
+from ..suggest import accepted_values
+from .citations import MEASURED, TILE_PAGE
+from .edits import TENSORS, apply_fix, split_path
+from .registry import Example, issue, register, rule
+from .tensor import tensors
+from .values import at, buffer, dtype_of, repeats_of, sizes_of
+
+VALID_2D = {
+    "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+    "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9]},
+    "Repeats": [2, 3],
+}
+
+
+def lowest_level(
+    tensor: str, dims: int | None = None, data_type: DataType | None = None
+) -> FeatureLevel | None:
+    """The lowest known level whose Tile row accepts this dimension count and/or data type."""
+    for level in known_levels():
+        row = tile_support(level)
+        if row is None:
+            continue
+        sup = row.tensors[tensor]
+        if (dims is None or dims in sup.dimension_counts) and (
+            data_type is None or data_type in sup.data_types
+        ):
+            return level
+    return None
+
+
+# -- rank and type rewrites: the fixes of DML301 and DML302 ---------------------------------------
+def _rank_edits(
+    doc: Any,
+    sizes_fn: Callable[[list], list],
+    repeats_fn: Callable[[list], list],
+    strides_fn: Callable[[list], list],
+) -> list[Edit]:
+    """Edits applying one axis rewrite to both tensors and the Repeats (and their counts)."""
+    edits = []
+    for tensor in TENSORS:
+        t = buffer(doc, tensor)
+        base = f"Desc.{tensor}.Desc"
+        sizes = sizes_fn(list(t.get("Sizes", [])))
+        edits.append(Edit(op="set", path=f"{base}.Sizes", value=sizes))
+        if isinstance(t.get("Strides"), list):
+            edits.append(Edit(op="set", path=f"{base}.Strides", value=strides_fn(list(t["Strides"]))))
+        if "DimensionCount" in t:
+            edits.append(Edit(op="set", path=f"{base}.DimensionCount", value=len(sizes)))
+    reps = repeats_fn(list(at(doc, "Desc", "Repeats") or []))
+    edits.append(Edit(op="set", path="Desc.Repeats", value=reps))
+    if "RepeatsCount" in (at(doc, "Desc") or {}):
+        edits.append(Edit(op="set", path="Desc.RepeatsCount", value=len(reps)))
+    return edits
+
+
+def _pad_rank(doc: Any, ins: list[int], k: int) -> list[Edit]:
+    """``k`` leading axes of size 1 (their strides span the whole tensor, as packed ones would)."""
+
+    def lead(strides: list) -> list:
+        span = strides[0] * ins[0] if strides else 1
+        return [span] * k + strides
+
+    return _rank_edits(doc, lambda v: [1] * k + v, lambda v: [1] * k + v, lead)
+
+
+def fit_rank(doc: Any, level: FeatureLevel) -> list[Edit] | None:
+    """Pad with leading 1s, or drop axes of size 1 that are not repeated, to a rank the level takes."""
+    row = tile_support(level)
+    ins, outs, reps = sizes_of(doc, "InputTensor"), sizes_of(doc, "OutputTensor"), repeats_of(doc)
+    if row is None or not ins or not outs or not reps or not len(ins) == len(outs) == len(reps):
+        return None
+    dims = row.tensors["InputTensor"].dimension_counts
+    n = len(ins)
+    if n in dims:
+        return []
+    if n < min(dims):
+        return _pad_rank(doc, ins, min(dims) - n)
+    drop = [i for i in range(n) if ins[i] == 1 and reps[i] == 1 and outs[i] == 1]
+    target = max((d for d in dims if d <= n), default=None)
+    if target is None or n - len(drop) > target:
+        return None
+    keep = [i for i in range(n) if i not in drop[: n - target]]
+
+    def pick(v: list) -> list:
+        return [v[i] for i in keep]
+
+    return _rank_edits(doc, pick, pick, pick)
+
+
+def retype(doc: Any, level: FeatureLevel, dtype: DataType) -> list[Edit] | None:
+    """Tile copies bits: the same bytes as an accepted type of the same width, or 64-bit elements
+    as two UINT32 each (one more innermost axis of 2, repeat 1)."""
+    ok = accepted_values("DML_TENSOR_DATA_TYPE", level)
+    same = sorted((d for d in ok if d.bits == dtype.bits), key=lambda d: not d.name.startswith("UINT"))
+    if same:
+        return [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=same[0].c_name) for t in TENSORS]
+    if dtype.bits != 64 or DataType.UINT32 not in ok:
+        return None
+    edits = [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=DataType.UINT32.c_name) for t in TENSORS]
+    edits += _rank_edits(doc, lambda v: v + [2], lambda v: v + [1], lambda st: [s * 2 for s in st] + [1])
+    fitted = fit_rank(apply_fix(doc, edits), level)
+    return None if fitted is None else edits + fitted
+
+
+def _fix_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
+    return fit_rank(doc, level) or None
+
+
+def _fix_type(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
+    dtype = dtype_of(doc, str(split_path(found.path)[1]))
+    return retype(doc, level, dtype) if dtype else None
+
+
+def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
+    up = lowest_level(name, dims=n)
+    hint = f"use {up.c_name} or later" if up else f"no feature level takes {n} dimensions"
+    if n < 4 and dims == frozenset({4}):
+        hint += f", or pad Sizes (and Repeats) with {4 - n} leading 1s to make it 4-D"
+    elif n > max(dims):
+        hint += f", or merge neighbouring dimensions that tile alike to get {max(dims)} or fewer"
+    return hint
+
+
+@rule(
+    "DML301",
+    "the dimension count is one Tile supports at the feature level",
+    TILE_PAGE + ", Tensor support",
+    "feature_level",
+    why="Each feature level lists the dimension counts its Tile implementation takes: exactly 4 "
+    "before DML_FEATURE_LEVEL_3_1, 1 to 8 from 3.1 on. A device at a lower level has no code for "
+    "other ranks.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 1, 2, 3]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 1, 4, 9]},
+            "Repeats": [1, 1, 1, 1, 2, 3],
+        },
+        feature_level="2.1",
+    ),
+    fix=_fix_rank,
+)
+def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
+    row = tile_row(level)
+    for name, p, t in tensors(desc):
+        sup = row.tensors[name]
+        n = len(t.sizes)
+        if n not in sup.dimension_counts:
+            yield issue(
+                "DML301",
+                f"{p}.DimensionCount",
+                f"{name} has {n} dimensions; Tile at {level.c_name} supports {sup.dims_text()}",
+                _rank_hint(name, n, sup.dimension_counts),
+            )
+
+
+def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: FeatureLevel | None) -> str:
+    """Ways to tile ``data_type`` anyway: a later level, or its bits as a supported type (Tile copies
+    bits, so the result is the same bytes)."""
+    ways = [f"use {up.c_name} or later"] if up else []
+    same = sorted(
+        (d.name for d in supported if d.bits == data_type.bits), key=lambda n: not n.startswith("UINT")
+    )
+    if same:
+        ways.append(f"tile the same bytes as {same[0]} (Tile copies bits)")
+    if data_type.bits > 32:
+        n = data_type.bits // 32
+        ways.append(f"tile each element as {n} UINT32 values (one more innermost dimension of {n}, repeat 1)")
+    head = "" if up else f"no feature level tiles {data_type.name}; "
+    return head + "; or ".join(ways)
+
+
+@rule(
+    "DML302",
+    "the data type is one Tile supports at the feature level",
+    TILE_PAGE + ", Tensor support",
+    "feature_level",
+    why="Each feature level lists the data types its Tile takes: FLOAT32 and FLOAT16 from 1.0, 8-, "
+    "16- and 32-bit integers from 2.1, 64-bit integers from 4.1, FLOAT64 from 5.0 as measured (the "
+    "page lists none). Tile copies bits, so another type of the same width tiles the same bytes.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "INT16", "Sizes": [1, 1, 2, 3]},
+            "OutputTensor": {"DataType": "INT16", "Sizes": [1, 1, 4, 9]},
+            "Repeats": [1, 1, 2, 3],
+        },
+        feature_level="1.0",
+    ),
+    fix=_fix_type,
+)
+def check_level_types(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
+    row = tile_row(level)
+    for name, p, t in tensors(desc):
+        sup = row.tensors[name]
+        if t.data_type not in sup.data_types:
+            up = lowest_level(name, data_type=t.data_type)
+            supported = ", ".join(d.name for d in sup.data_types)
+            yield issue(
+                "DML302",
+                f"{p}.DataType",
+                f"{name}.DataType is {t.data_type.name}; Tile at {level.c_name} supports {supported}",
+                _data_type_hint(t.data_type, sup.data_types, up),
+            )
+
+
+register(
+    "DML303",
+    f"the feature level is one DirectML defines ({levels_text()})",
+    "DML_FEATURE_LEVEL (DirectML.h)",
+    "feature_level",
+    why="A feature level names a set of operators and tensor support that a device promises; a "
+    "level DirectML does not define promises nothing, so there is nothing to judge the document by.",
+    example=Example(
+        VALID_2D,
+        feature_level="3.2",
+        note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
+    ),
+)
+
+
+@rule(
+    "DML304",
+    "FLOAT64 Tile is accepted by DirectML from 5.0, though the Tile page lists no FLOAT64",
+    TILE_PAGE + ", Tensor support (no FLOAT64); " + MEASURED + " accepts FLOAT64 at ranks 1 to 8",
+    "feature_level",
+    severity="warning",
+    why="Where the page is silent and DirectML accepts, the descriptor is valid and the silence is a "
+    "warning: a driver or a future DirectML could hold to the page.",
+    example=Example(
+        {
+            "InputTensor": {"DataType": "FLOAT64", "Sizes": [2, 3]},
+            "OutputTensor": {"DataType": "FLOAT64", "Sizes": [4, 9]},
+            "Repeats": [2, 3],
+        }
+    ),
+)
+def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
+    row = tile_row(level)
+    for name, p, t in tensors(desc):
+        if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
+            yield issue(
+                "DML304",
+                f"{p}.DataType",
+                f"{name}.DataType FLOAT64: DirectML (1.8.0 to 1.15.4) accepts FLOAT64 Tile, but the "
+                "DML_TILE_OPERATOR_DESC page does not list it",
+                "to rely only on what the page lists, tile each element as 2 UINT32 values "
+                "(one more innermost dimension of 2, repeat 1); the bytes are the same",
+            )
+
+
+register(
+    "DML305",
+    "the DirectML version is one dmltile has measured, and the feature level is at most its max",
+    "feature_levels/directml_versions.toml (" + MEASURED + ")",
+    "feature_level",
+    why="dmltile answers for a DirectML version only from what that DLL was measured to do, and a "
+    "DLL offers no feature level above its own maximum: an unmeasured version, or a level above "
+    "what the version has, cannot be judged.",
+    example=Example(
+        VALID_2D,
+        directml="9.9",
+        note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
+    ),
+)
+
+register(
+    "DML112",
+    "a TotalTensorSizeInBytes that only the 32-bit size arithmetic of DirectML 1.12 and older accepts",
+    MEASURED + ": DirectML 1.12.0 and older compute the last element's index in 32 bits (1.8.0 and older "
+    "the byte count too) and accept the wrapped size; 1.13.1 and later reject it",
+    "feature_level",
+    severity="warning",
+    why="DirectML 1.12 and older compute a tensor's extent in 32-bit arithmetic, so a strided tensor "
+    "reaching past 2^32 elements wraps to a small size they accept, though the elements really lie "
+    "beyond the buffer; 1.13.1 and later compute it in 64 bits and reject the size (DML105).",
+    example=Example(
+        {
+            "InputTensor": {
+                "DataType": "FLOAT32",
+                "Sizes": [3, 3],
+                "Strides": [2147483648, 1],
+                "TotalTensorSizeInBytes": 12,
+            },
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [3, 3]},
+            "Repeats": [1, 1],
+        },
+        directml="1.9.1",
+    ),
+)
+
+
+def wrapped_size(name: str, path: str, total: int, version_label: str, wrapped: int, hint: str) -> Issue:
+    """DML112: a size only the 32-bit arithmetic of ``version_label`` accepts (``wrapped``: the bytes
+    it computes); ``hint`` is DML105's, which newer versions report."""
+    return issue(
+        "DML112",
+        path,
+        f"{name}.TotalTensorSizeInBytes is {total}: {version_label} computes the tensor's extent in 32 bits "
+        f"and accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
+        "and later reject it",
+        hint,
+    )

@@ -1,0 +1,327 @@
+"""onnxruntime's DirectML execution provider (DML5xx): what it does with an ONNX Tile node.
+
+These rules do not judge a descriptor but a node of a model, from plain facts about it
+(``NodeFacts``: its opset, element type, whether repeats is an initializer, whether its shapes are
+static, its shape and repeats, the device's feature level). ``dmltile check`` (``lower/``) reads
+those facts from the model and applies every rule here; each finding says what the provider does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ...core.enums import DataType, FeatureLevel
+from ...core.shape import tile_output_sizes
+from .citations import PROVIDER_SOURCES
+from .registry import Example, rule, rules_of
+
+PROVIDER = "onnxruntime's DirectML EP"
+MIN_LEVEL = FeatureLevel.parse("5.0")  # DMLCreateDevice1(..., DML_FEATURE_LEVEL_5_0, ...)
+FIRST_TILE_6_OPSET = 6  # ONNX Tile-1 (tiles and axis inputs) before opset 6
+MIN_OPSET = 7  # REG_INFO(7, Tile) and REG_INFO(13, Tile)
+MAX_RANK = 8  # MaximumDimensionCount = DML_TENSOR_DIMENSION_COUNT_MAX1
+
+# The element type the provider gives DirectML, per ONNX type in NumPy terms (GetDmlDataTypeFromMlDataType).
+DML_TYPES = {
+    "float32": DataType.FLOAT32,
+    "float16": DataType.FLOAT16,
+    "float64": DataType.FLOAT64,
+    "int8": DataType.INT8,
+    "int16": DataType.INT16,
+    "int32": DataType.INT32,
+    "int64": DataType.INT64,
+    "uint8": DataType.UINT8,
+    "uint16": DataType.UINT16,
+    "uint32": DataType.UINT32,
+    "uint64": DataType.UINT64,
+    "bool": DataType.UINT8,
+}
+# Types onnxruntime's CPU EP tiles but the DirectML EP does not register (CPU Tile-6/-13 kernels).
+CPU_ONLY_TYPES = ("string",)
+# Types no onnxruntime EP tiles: no bfloat16 Tile kernel, no complex tensors at all.
+NO_EP_TYPES = ("bfloat16", "complex64", "complex128")
+# Types whose support DirectML reports per device (CheckFeatureSupport); the ones that vary between GPUs.
+DEVICE_DEPENDENT = {"float64": "FLOAT64", "int64": "INT64", "uint64": "UINT64", "float16": "FLOAT16"}
+
+Status = Literal["invalid", "cpu-fallback", "dispatch-per-value", "warning", "rewritten"]
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What the provider's rules need to know of one ONNX Tile node: plain values, no ONNX objects.
+
+    ``element_type`` is the ONNX type in NumPy terms ("float32", "bool", "string", "bfloat16");
+    ``input_shape`` holds ints, or names for symbolic dimensions (None: the rank is unknown);
+    ``repeats`` is None when not known before run time."""
+
+    opset: int | None = None
+    element_type: str | None = None
+    input_shape: tuple[int | str, ...] | None = None
+    repeats: tuple[int, ...] | None = None
+    repeats_initializer: bool = True
+    feature_level: FeatureLevel | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
+        """Facts from JSON-like data (an example's ``node``)."""
+        level = data.get("feature_level")
+        return cls(
+            opset=data.get("opset"),
+            element_type=data.get("element_type"),
+            input_shape=tuple(data["input_shape"]) if data.get("input_shape") is not None else None,
+            repeats=tuple(data["repeats"]) if data.get("repeats") is not None else None,
+            repeats_initializer=data.get("repeats_initializer", True),
+            feature_level=FeatureLevel.parse(level) if level is not None else None,
+        )
+
+    @property
+    def static_shape(self) -> tuple[int, ...] | None:
+        """The input shape when every dimension is known before run time."""
+        shape = self.input_shape
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            return None
+        return tuple(int(d) for d in shape)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One provider rule applied to a node: its code, what becomes of the node, and why."""
+
+    code: str
+    status: Status
+    message: str
+
+
+def squeeze(shape: tuple[int, ...], repeats: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+    """(input sizes, repeats, dropped axes) after the provider drops size-1 output dimensions."""
+    out = tile_output_sizes(shape, repeats)
+    dropped = [i for i, o in enumerate(out) if o == 1]
+    if len(dropped) == len(out):  # all ones: one is kept
+        dropped = dropped[:-1]
+    kept = [i for i in range(len(out)) if i not in dropped]
+    return [shape[i] for i in kept], [repeats[i] for i in kept], dropped
+
+
+def _example(**facts: Any) -> Example:
+    node = {"opset": 13, "element_type": "float32", "input_shape": [2, 3], "repeats": [2, 2]}
+    return Example(node={**node, **facts})
+
+
+@rule(
+    "DML501",
+    "onnxruntime's DirectML EP registers Tile for ai.onnx opsets 7 to 12 (Tile-6) and 13 on (Tile-13); "
+    "a Tile of a model importing opset 6 is left to the CPU EP, and no EP implements Tile-1 (opsets 1-5)",
+    PROVIDER_SOURCES["registration"],
+    "provider",
+    severity="warning",
+    why="An execution provider takes a node only for the operator versions it registered a kernel "
+    "for. The DirectML EP registered Tile at opsets 7 and 13, so a model importing opset 6 runs its "
+    "Tile on the CPU (with copies around it), and Tile-1 has no kernel anywhere.",
+    example=_example(opset=6),
+)
+def check_opset(facts: NodeFacts) -> Iterator[Finding]:
+    if facts.opset is None:
+        return
+    if facts.opset < FIRST_TILE_6_OPSET:
+        yield Finding(
+            "DML501", "invalid", "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it"
+        )
+    elif facts.opset < MIN_OPSET:
+        yield Finding("DML501", "cpu-fallback", f"{PROVIDER} registers Tile from opset {MIN_OPSET} on")
+
+
+@rule(
+    "DML502",
+    "the DirectML EP takes Tile for uint8/16/32/64, int8/16/32/64, float16/32/64 and bool only; "
+    "string Tile is left to the CPU EP, and no EP implements bfloat16 or complex Tile",
+    PROVIDER_SOURCES["registration"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    severity="warning",
+    why="The DirectML EP registered Tile for every numeric type and bool (DirectML has no string "
+    "tensors), so a string Tile runs on the CPU; the CPU EP has no bfloat16 Tile kernel and "
+    "onnxruntime no complex tensors, so those run nowhere.",
+    example=_example(element_type="string"),
+)
+def check_element_type(facts: NodeFacts) -> Iterator[Finding]:
+    if facts.element_type in NO_EP_TYPES:
+        yield Finding("DML502", "invalid", f"no onnxruntime execution provider tiles {facts.element_type}")
+    elif facts.element_type in CPU_ONLY_TYPES:
+        yield Finding("DML502", "cpu-fallback", f"{PROVIDER} registers Tile for numeric and bool types only")
+
+
+@rule(
+    "DML503",
+    "the DirectML EP leaves to the CPU any node whose tensor type the device does not report in "
+    "CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT) (supportedDeviceDataTypeMask); "
+    "float64, 64-bit integer and float16 support vary between GPUs",
+    PROVIDER_SOURCES["partitioner"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    severity="warning",
+    why="Whether a GPU computes with float64, 64-bit integers or float16 is the driver's to say; the "
+    "EP asks the device and keeps such a node on the GPU only if the device says yes, so the same "
+    "model runs on the GPU on one machine and on the CPU on another.",
+    example=_example(element_type="float64"),
+)
+def check_device_type(facts: NodeFacts) -> Iterator[Finding]:
+    name = DEVICE_DEPENDENT.get(facts.element_type or "")
+    if name:
+        yield Finding(
+            "DML503",
+            "warning",
+            f"{name}: {PROVIDER} keeps the node on the GPU only if the device reports {name} in "
+            "CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); otherwise it runs on CPUExecutionProvider",
+        )
+
+
+@rule(
+    "DML504",
+    "Tile's repeats is a required constant CPU input: when it is not an initializer the node stays out "
+    "of the fused DirectML graph and its operator is compiled at the first run, and again for every "
+    "run whose repeats differ from the first run's",
+    PROVIDER_SOURCES["registration"]
+    + "; "
+    + PROVIDER_SOURCES["partitioner"]
+    + "; "
+    + PROVIDER_SOURCES["kernel"],
+    "provider",
+    severity="warning",
+    why="A DirectML Tile has its repeats baked into the compiled operator, so the EP must read them "
+    "on the CPU before compiling. Only an initializer is known when the session is created; repeats "
+    "computed or fed at run time mean compiling at the first run, and again whenever they change.",
+    example=_example(repeats=None, repeats_initializer=False),
+)
+def check_constant_repeats(facts: NodeFacts) -> Iterator[Finding]:
+    if not facts.repeats_initializer:
+        yield Finding(
+            "DML504", "dispatch-per-value", "repeats is not constant but a required constant CPU input"
+        )
+
+
+@rule(
+    "DML505",
+    "only a node with static, non-empty input and output shapes joins the fused DirectML graph; with "
+    "symbolic dimensions the operator is compiled at the first run, and again for every run whose "
+    "input shape differs from the first run's",
+    PROVIDER_SOURCES["partitioner"] + "; " + PROVIDER_SOURCES["kernel"],
+    "provider",
+    severity="warning",
+    why="A DirectML operator is compiled for exact sizes. A symbolic dimension (a batch size, say) is "
+    "known only when a run brings data, so the node cannot join the graph compiled at session "
+    "creation and is compiled per run shape instead.",
+    example=_example(input_shape=["batch", 3]),
+)
+def check_static_shape(facts: NodeFacts) -> Iterator[Finding]:
+    if facts.input_shape is None or facts.static_shape is None:
+        yield Finding("DML505", "dispatch-per-value", "the input shape is not known before run time")
+
+
+@rule(
+    "DML506",
+    "the DirectML EP creates its DirectML device at DML_FEATURE_LEVEL_5_0 or newer (DirectML 1.8 or newer); "
+    "below that the provider does not start and onnxruntime's Python InferenceSession retries the whole "
+    "model on the CPU EP (an application passing its own IDMLDevice chooses that device's level)",
+    PROVIDER_SOURCES["device"],
+    "provider",
+    severity="warning",
+    why="The EP asks DirectML for a device of at least feature level 5.0; an older DirectML.dll "
+    "cannot make one, the EP fails to start, and the whole model (not just the Tile) falls back to "
+    "the CPU.",
+    example=_example(feature_level="4.1"),
+)
+def check_device_level(facts: NodeFacts) -> Iterator[Finding]:
+    if facts.feature_level is not None and facts.feature_level < MIN_LEVEL:
+        yield Finding("DML506", "cpu-fallback", below_min_level())
+
+
+@rule(
+    "DML507",
+    "the DirectML EP describes a Tile to DirectML with every size-1 output dimension removed (one kept "
+    "when all are 1) and bool elements as UINT8; the squeezed rank must be at most 8, or creating the "
+    "operator fails",
+    PROVIDER_SOURCES["tile"] + "; " + PROVIDER_SOURCES["rank"] + "; " + PROVIDER_SOURCES["types"],
+    "provider",
+    severity="warning",
+    why="The descriptor DirectML gets is not the ONNX node's shape: size-1 output dimensions are "
+    "dropped and bool is described as UINT8, so what DirectML validates is that rewritten Tile. "
+    "DirectML tensors have at most 8 dimensions, so a node with more than 8 left fails to compile.",
+    example=_example(input_shape=[2] * 9, repeats=[1] * 9),
+)
+def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
+    shape = facts.static_shape
+    sizes: list[int] = []
+    if shape is not None and facts.repeats is not None:
+        sizes, reps, dropped = squeeze(shape, facts.repeats)
+        if dropped:
+            yield Finding(
+                "DML507",
+                "rewritten",
+                f"{PROVIDER} removes the size-1 output dimensions {dropped} (DmlOperatorTile.cpp): "
+                f"input Sizes {sizes}, Repeats {reps} (DML507).",
+            )
+    if facts.element_type == "bool":
+        yield Finding(
+            "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
+        )
+    if len(sizes) > MAX_RANK:
+        yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(sizes)))
+
+
+# The first DirectML release with each feature level (learn.microsoft.com/windows/ai/directml/
+# dml-version-history, version table; 1.2.0 and 1.3.0, the 2.1 releases, were not widely available).
+DIRECTML_VERSIONS = {
+    "1.0": "1.0.0",
+    "2.0": "1.1.0",
+    "2.1": "1.4.0",
+    "3.0": "1.4.0",
+    "3.1": "1.5.0",
+    "4.0": "1.6.0",
+    "4.1": "1.7.0",
+    "5.0": "1.8.0",
+    "5.1": "1.9.0",
+    "5.2": "1.10.0",
+    "6.0": "1.11.0",
+    "6.1": "1.12.0",
+    "6.2": "1.13.0",
+    "6.3": "1.15.0",
+    "6.4": "1.15.0",
+}
+
+
+def first_directml(level: FeatureLevel | None) -> str | None:
+    """The first DirectML release that has ``level``."""
+    return DIRECTML_VERSIONS.get(level.dotted) if level is not None else None
+
+
+def below_min_level() -> str:
+    """DML506 as one sentence, for a level below the provider's minimum."""
+    return (
+        f"below {MIN_LEVEL.c_name} {PROVIDER} does not start: it creates its DirectML device at "
+        f"{MIN_LEVEL.c_name} or newer (DirectML {first_directml(MIN_LEVEL)} or newer), so session creation "
+        "fails and onnxruntime's Python InferenceSession retries the whole model on CPUExecutionProvider "
+        "(DML506)"
+    )
+
+
+def too_many_dimensions(rank: int) -> str:
+    """DML507 as one sentence, for a node with more than MAX_RANK dimensions left after squeezing."""
+    return (
+        f"{rank} dimensions remain after dropping size-1 output dimensions; DirectML tensors take at "
+        f"most {MAX_RANK}, so {PROVIDER} fails creating the operator (TensorDesc: rank <= "
+        "MaximumDimensionCount) and the session (or the run) fails; onnxruntime's Python InferenceSession "
+        "then retries the whole model on CPUExecutionProvider (DML507)"
+    )
+
+
+def provider_findings(facts: NodeFacts) -> list[Finding]:
+    """Every provider rule applied to one node, in code order."""
+    return [f for r in rules_of("provider") if r.check for f in r.check(facts)]
+
+
+def registration_verdict(opset: int | None, element_type: str | None) -> Finding | None:
+    """Whether the provider registered a Tile kernel for this opset and element type (DML501,
+    DML502): the finding that keeps the node from it, one that no EP runs before one the CPU does."""
+    facts = NodeFacts(opset=opset, element_type=element_type)
+    found = [*check_opset(facts), *check_element_type(facts)]
+    return min(found, key=lambda f: (f.status != "invalid", f.code), default=None)

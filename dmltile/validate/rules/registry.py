@@ -1,0 +1,140 @@
+"""The rule registry: one ``Rule`` per code, each registered by the module of its family.
+
+A rule owns everything about itself: what it requires (``rule``), where that comes from
+(``source``), why DirectML holds to it (``why``), a document that breaks it and nothing else
+(``example``), its check, and its fix (the edits that make it pass, and how they read in a hint).
+Adding a rule is one entry in its family's module (and one row in the tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ...core.fields import FIELDS
+from ..report import Edit, Issue, Severity
+
+Phase = Literal["parse", "descriptor", "feature_level", "provider"]
+# (document in the canonical wrapped shape, the issue, the level) -> edits, or None when none can fix it
+FixEdits = Callable[[Any, Issue, Any], "list[Edit] | None"]
+# (the issue, its edits, how many of them are its own) -> the hint that spells the fix out
+FixHint = Callable[[Issue, "list[Edit]", int], str]
+# (desc) or (desc, level) -> Issues; for the provider's rules (node facts) -> findings
+Check = Callable[..., Iterator[Any]]
+
+
+@dataclass(frozen=True)
+class Example:
+    """What breaks a rule, and how to judge it: ``document`` (a JSON value, as ``dmltile validate``
+    reads it from a file) at ``feature_level`` or as DirectML ``directml`` judges it; for the
+    onnxruntime provider's rules, ``node``: the facts of an ONNX Tile node (``provider.NodeFacts``
+    fields), which ``dmltile check`` reads from a model."""
+
+    document: Any = None
+    feature_level: str | None = None
+    directml: str | None = None
+    node: dict | None = None
+    command: str = "validate"  # the dmltile command that reports it for the document in a file
+    note: str = ""  # what that command shows otherwise, or why the example yields other codes too
+
+    def to_dict(self) -> dict:
+        """The example as ``dmltile rules --json`` gives it."""
+        out: dict[str, Any] = {"node": self.node} if self.node is not None else {"document": self.document}
+        if self.feature_level is not None:
+            out["feature_level"] = self.feature_level
+        if self.directml is not None:
+            out["directml"] = self.directml
+        if self.command != "validate":
+            out["command"] = self.command
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule: its stable code, what it requires, where that comes from, why, an example, and
+    the functions that check it and fix it."""
+
+    code: str
+    rule: str
+    source: str
+    phase: Phase
+    why: str
+    example: Example
+    severity: Severity = "error"
+    check: Check | None = None  # None: enforced while reading the document (or by the API)
+    fix: FixEdits | None = None
+    fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
+    field: str = ""  # the one field whose limit the rule states, for the field descriptions
+    limit: str = ""  # that limit as a phrase ("every size is at least 1")
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(
+    code: str,
+    rule: str,
+    source: str,
+    phase: Phase,
+    *,
+    why: str,
+    example: Example,
+    severity: Severity = "error",
+    check: Check | None = None,
+    fix: FixEdits | None = None,
+    fix_hint: FixHint | None = None,
+    field: str = "",
+    limit: str = "",
+) -> Rule:
+    """Add a rule to the registry (each code once)."""
+    if code in RULES:
+        raise ValueError(f"rule {code} is registered twice")
+    RULES[code] = Rule(code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit)
+    return RULES[code]
+
+
+def rule(
+    code: str,
+    text: str,
+    source: str,
+    phase: Phase = "descriptor",
+    **details: Any,
+) -> Callable[[Check], Check]:
+    """Register the decorated function as the check of rule ``code`` (``details``: why, example, ...)."""
+
+    def decorate(fn: Check) -> Check:
+        register(code, text, source, phase, check=fn, **details)
+        return fn
+
+    return decorate
+
+
+def issue(code: str, path: str, message: str, hint: str = "") -> Issue:
+    """An Issue with the severity its rule carries."""
+    return Issue(code=code, path=path, message=message, hint=hint, severity=RULES[code].severity)
+
+
+def all_rules() -> list[Rule]:
+    """Every rule, in code order."""
+    return [RULES[c] for c in sorted(RULES)]
+
+
+def rules_of(phase: Phase) -> list[Rule]:
+    """The rules of one phase, in code order."""
+    return [r for r in all_rules() if r.phase == phase]
+
+
+def unreadable_issues(issues: list[Issue]) -> list[Issue]:
+    """The issues that say the input is not a document at all (DML001): unreadable input, exit 2."""
+    return [i for i in issues if i.code == "DML001"]
+
+
+def field_description(name: str) -> str:
+    """What a field is (``core.fields``), then the limits the rules put on it, each written once in
+    its rule (a warning's limit says so itself)."""
+    info = FIELDS.get(name)
+    limits = [r.limit for r in all_rules() if r.field == name and r.limit]
+    return "; ".join(([info.meaning] if info else []) + limits)
