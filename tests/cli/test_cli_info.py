@@ -12,7 +12,7 @@ import dmltile
 from tests.cli_support import PAGE_ROWS, invoke, json_out, script
 
 # The rule codes the project promises, written out independently of dmltile.RULES.
-DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
+CONTRACT_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     [f"DML00{i}" for i in range(1, 6)]
     + [f"DML1{i:02d}" for i in range(1, 13)]
     + [f"DML20{i}" for i in range(1, 8)]
@@ -53,7 +53,7 @@ def test_levels_table_names_every_row():
 
 def test_rules_lists_every_design_code_with_rule_and_source():
     doc = json_out(invoke("rules", "--json").stdout)
-    assert [r["code"] for r in doc] == DESIGN_CODES
+    assert [r["code"] for r in doc] == CONTRACT_CODES
     assert all(r["rule"] and r["source"] for r in doc)
     assert {r["code"] for r in doc if r["severity"] == "warning"} == {
         "DML106",
@@ -65,7 +65,7 @@ def test_rules_lists_every_design_code_with_rule_and_source():
     provider = [r for r in doc if r["code"].startswith("DML5")]
     assert all(r["phase"] == "provider" and "microsoft/onnxruntime" in r["source"] for r in provider)
     out = invoke("rules").stdout
-    for code in DESIGN_CODES:
+    for code in CONTRACT_CODES:
         assert code in out
 
 
