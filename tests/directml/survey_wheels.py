@@ -31,6 +31,8 @@ _spec.loader.exec_module(oracle)
 # (package, version, Python tag): every release on PyPI with a win_amd64 wheel, as
 # `pip index versions --pre --platform win_amd64 --only-binary=:all: --python-version TAG` lists them.
 # experimental-torch-directml builds differ per Python tag (a timestamp each); one per tag is surveyed.
+# onnxruntime-directml: the releases whose DLLs the set-up installs (every release's DLL is listed in
+# docs/directml-conformance.md); the Python tag is the one the set-up downloads.
 WHEELS: list[tuple[str, str, str]] = [
     *[
         ("tensorflow-directml", v, "37")
@@ -79,7 +81,20 @@ WHEELS: list[tuple[str, str, str]] = [
     ("experimental-torch-directml", "0.1.13.dev23122022014639", "38"),
     ("experimental-torch-directml", "0.1.13.dev2012023133814", "310"),
     ("ort-nightly-directml", "1.11.0.dev20220320001", "37"),
-    ("onnxruntime-directml", "1.9.0", "38"),
+    *[
+        ("onnxruntime-directml", v, tag)
+        for v, tag in (
+            ("1.9.0", "38"),
+            ("1.10.0", "38"),
+            ("1.13.1", "38"),
+            ("1.14.1", "38"),
+            ("1.15.1", "311"),
+            ("1.17.3", "311"),
+            ("1.18.0", "311"),
+            ("1.20.1", "311"),
+            ("1.24.4", "311"),
+        )
+    ],
 ]
 
 

@@ -129,6 +129,8 @@ def _wine_env(home: Path) -> dict[str, str]:
             "XDG_RUNTIME_DIR": str(home / "xdg"),
             "VK_ICD_FILENAMES": str(home / "lvp.json"),
             "LD_LIBRARY_PATH": str(home / "mesa" / "usr" / "lib" / "x86_64-linux-gnu"),
+            # the runner's own cabinet.dll (cabinet_shim.c): DirectML <= 1.7 unpacks its shaders through it
+            "WINEDLLOVERRIDES": "cabinet=n,b",
         }
     )
     return env
@@ -265,8 +267,9 @@ def record_versions(home: Path | None = None, *, force: bool = False) -> list[di
         if row is None or row.get("dll_mtime") != dll.stat().st_mtime:
             info = runner_info(setup, dll)
             wheel_file = dll.parent / "wheel.txt"
+            source = dll.parent / "source.txt"  # package==version, written by fetch_dlls.py
             row = {
-                "wheel": f"onnxruntime-directml=={wheel_version}",
+                "wheel": source.read_text().strip() if source.is_file() else f"onnxruntime-directml=={wheel_version}",
                 "wheel_version": wheel_version,
                 "wheel_file": wheel_file.read_text().strip() if wheel_file.is_file() else None,
                 "file_version": info.get("file_version") or pe_file_version(dll),
@@ -279,9 +282,10 @@ def record_versions(home: Path | None = None, *, force: bool = False) -> list[di
                 "dll_mtime": dll.stat().st_mtime,
             }
             fv = str(row["file_version"] or "")
-            row["directml_version"] = ".".join(fv.split(".")[:3]) if fv else None
+            parts = fv.split(".")  # 1.15.4.0 -> 1.15.4; the 1.0.2006.1020 prerelease keeps its four parts
+            row["directml_version"] = ".".join(parts[:3] if parts[3:] == ["0"] else parts) if fv else None
         rows.append(row)
-    rows.sort(key=lambda r: _version_key(r["wheel_version"]), reverse=True)
+    rows.sort(key=lambda r: _version_key(r["file_version"] or "0"), reverse=True)
     path.write_text(json.dumps(rows, indent=1) + "\n")
     return rows
 
@@ -660,7 +664,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = record_versions(force="--force" in args)
         for r in rows:
             print(
-                f"  onnxruntime-directml {r['wheel_version']:>8}  DirectML {r['file_version']:<10}"
+                f"  {r['wheel']:<44}  DirectML {r['file_version']:<14}"
                 f"  max level {r['max_feature_level']}"
             )
         print(f"  ({time.monotonic() - t0:.1f} s)")
