@@ -162,14 +162,19 @@ def survey(home: Path) -> list[dict[str, Any]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """Markdown: wheel, its DirectML DLL (FileVersion, first 12 hex digits of the SHA-256)."""
-    out = ["| wheel | Python tag | DirectML DLL in it | FileVersion | DLL SHA-256 (first 12) |", "|---|---|---|---|---|"]
+    out = [
+        "| wheel | Python tag | DirectML DLL in it | FileVersion | DLL SHA-256 (first 12) |",
+        "|---|---|---|---|---|",
+    ]
     for r in rows:
         wheel = f"{r['package']} {r['version']}"
         if "error" in r:
             out.append(f"| {wheel} | {r['python']} | not downloaded: {r['error'][:80]} | | |")
             continue
         for d in r["dlls"] or [{"member": "(none)", "file_version": "", "sha256": ""}]:
-            out.append(f"| {wheel} | {r['python']} | `{d['member']}` | {d['file_version']} | {d['sha256'][:12]} |")
+            out.append(
+                f"| {wheel} | {r['python']} | `{d['member']}` | {d['file_version']} | {d['sha256'][:12]} |"
+            )
     return "\n".join(out)
 
 

@@ -11,7 +11,7 @@ WHAT: ``default`` (the rows marked ``default = true``; also what no WHAT means),
 version (``1.7.0``, ``1.7.0.0``, ``1.0.2006.1020``), a wheel (``tensorflow-directml==1.15.5``), or a
 bare onnxruntime-directml version that is not a DirectML version in the table (``1.16.0``; a wheel
 missing from the table is fetched unpinned, with a warning). Stdlib only: ``setup.sh`` runs it with
-the system Python.
+the system Python (3.11 or later, or 3.10 with tomli).
 """
 
 from __future__ import annotations
@@ -19,10 +19,16 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    # Python 3.10 reads TOML with tomli (a dmltile dependency there); checkers targeting 3.10 from a
+    # newer Python may not find it (hence unused-ignore).
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]
 
 TABLE = Path(__file__).resolve().parents[2] / "feature_levels" / "directml_versions.toml"
 ORT = "onnxruntime-directml"
@@ -141,7 +147,9 @@ def fetch(row: dict[str, Any], home: Path) -> str:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: fetch_dlls.py HOME [default|all|DIRECTML_VERSION|PACKAGE==VERSION ...]", file=sys.stderr)
+        print(
+            "usage: fetch_dlls.py HOME [default|all|DIRECTML_VERSION|PACKAGE==VERSION ...]", file=sys.stderr
+        )
         return 2
     home = Path(argv[0])
     try:

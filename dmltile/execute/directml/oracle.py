@@ -268,8 +268,11 @@ def record_versions(home: Path | None = None, *, force: bool = False) -> list[di
             info = runner_info(setup, dll)
             wheel_file = dll.parent / "wheel.txt"
             source = dll.parent / "source.txt"  # package==version, written by fetch_dlls.py
+            wheel = (
+                source.read_text().strip() if source.is_file() else f"onnxruntime-directml=={wheel_version}"
+            )
             row = {
-                "wheel": source.read_text().strip() if source.is_file() else f"onnxruntime-directml=={wheel_version}",
+                "wheel": wheel,
                 "wheel_version": wheel_version,
                 "wheel_file": wheel_file.read_text().strip() if wheel_file.is_file() else None,
                 "file_version": info.get("file_version") or pe_file_version(dll),
@@ -663,10 +666,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.monotonic()
         rows = record_versions(force="--force" in args)
         for r in rows:
-            print(
-                f"  {r['wheel']:<44}  DirectML {r['file_version']:<14}"
-                f"  max level {r['max_feature_level']}"
-            )
+            print(f"  {r['wheel']:<44}  DirectML {r['file_version']:<14}  max level {r['max_feature_level']}")
         print(f"  ({time.monotonic() - t0:.1f} s)")
         return 0
     if args[0] == "versions":

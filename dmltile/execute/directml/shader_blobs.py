@@ -75,7 +75,8 @@ class _Lzms:
             except OSError as exc:
                 raise SystemExit(f"libwim15 is not installed (apt-get install libwim15): {exc}") from exc
             lib.wimlib_create_decompressor.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_void_p]
-            lib.wimlib_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]  # fmt: skip
+            size_t, void_p = ctypes.c_size_t, ctypes.c_void_p
+            lib.wimlib_decompress.argtypes = [ctypes.c_char_p, size_t, void_p, size_t, void_p]
             lib.wimlib_free_decompressor.argtypes = [ctypes.c_void_p]
             self._lib = lib
         return self._lib
@@ -100,7 +101,7 @@ class _Lzms:
 
 
 def _lzms_end(image: bytes, at: int, lzms: _Lzms) -> tuple[int, bytes]:
-    parts = []
+    parts: list[bytes] = []
     p = at + HEADER.size
     while True:
         packed, size = struct.unpack_from("<II", image, p)
