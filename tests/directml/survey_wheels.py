@@ -22,11 +22,20 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("oracle", ROOT / "dmltile/execute/directml/oracle.py")
-assert _spec and _spec.loader
-oracle = importlib.util.module_from_spec(_spec)
-sys.modules["oracle"] = oracle
-_spec.loader.exec_module(oracle)
+
+
+def _load(name: str) -> Any:
+    """A module of dmltile/execute/directml by path (stdlib-only modules: no dmltile install needed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / f"dmltile/execute/directml/{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+oracle = _load("oracle")
+fetch_dlls = _load("fetch_dlls")
 
 # (package, version, Python tag): every release on PyPI with a win_amd64 wheel, as
 # `pip index versions --pre --platform win_amd64 --only-binary=:all: --python-version TAG` lists them.
@@ -161,19 +170,25 @@ def survey(home: Path) -> list[dict[str, Any]]:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    """Markdown: wheel, its DirectML DLL (FileVersion, first 12 hex digits of the SHA-256)."""
+    """Markdown: wheel, its DirectML DLL (FileVersion, max level as the version table records it, first
+    12 hex digits of the SHA-256, and whether it is the DLL the version table installs)."""
+    pinned = {r["dll_sha256"]: r for r in fetch_dlls.rows()}
+    levels = {r["directml"]: r["max_feature_level"] for r in pinned.values()}
     out = [
-        "| wheel | Python tag | DirectML DLL in it | FileVersion | DLL SHA-256 (first 12) |",
-        "|---|---|---|---|---|",
+        "| wheel | Python tag | DirectML DLL in it | FileVersion | max level | DLL SHA-256 (first 12) |",
+        "|---|---|---|---|---|---|",
     ]
     for r in rows:
         wheel = f"{r['package']} {r['version']}"
         if "error" in r:
-            out.append(f"| {wheel} | {r['python']} | not downloaded: {r['error'][:80]} | | |")
+            out.append(f"| {wheel} | {r['python']} | not downloaded: {r['error'][:80]} | | | |")
             continue
-        for d in r["dlls"] or [{"member": "(none)", "file_version": "", "sha256": ""}]:
+        for d in r["dlls"]:
+            level = levels.get(d["file_version"], "?")
+            mark = " (installed)" if d["sha256"] in pinned else ""
             out.append(
-                f"| {wheel} | {r['python']} | `{d['member']}` | {d['file_version']} | {d['sha256'][:12]} |"
+                f"| {wheel} | {r['python']} | `{d['member']}` | {d['file_version']} | {level} "
+                f"| {d['sha256'][:12]}{mark} |"
             )
     return "\n".join(out)
 
