@@ -106,7 +106,7 @@ class Setup:
 
     home: Path
     runner: Path
-    dlls: dict[str, Path]  # onnxruntime-directml wheel version -> DirectML.dll
+    dlls: dict[str, Path]  # folder under dll/ (the onnxruntime-directml version, or package-version) -> DLL
     native: bool  # True on Windows: no Wine, no Xvfb
     env: dict[str, str] = field(default_factory=dict)
 
