@@ -100,7 +100,7 @@ class _Lzms:
         self.handles.clear()
 
 
-def _lzms_end(image: bytes, at: int, lzms: _Lzms) -> tuple[int, bytes]:
+def _lzms_end(image: bytes, at: int, block: int, lzms: _Lzms) -> tuple[int, bytes]:
     parts: list[bytes] = []
     p = at + HEADER.size
     while True:
@@ -108,6 +108,10 @@ def _lzms_end(image: bytes, at: int, lzms: _Lzms) -> tuple[int, bytes]:
         p += 8
         if packed == 0 and size == 0:
             return p, b"".join(parts)
+        if size > block or p + packed > len(image):
+            raise ValueError(
+                f"LZMS chunk of {size} bytes at {p:#x} does not fit the buffer's block size {block}"
+            )
         chunk = image[p : p + packed]
         parts.append(chunk if packed == size else lzms.decode(chunk, size))
         p += packed
@@ -117,22 +121,20 @@ def blobs(image: bytes, lzms: _Lzms) -> Iterator[tuple[bytes, bytes]]:
     """Every compressed buffer in a DLL image with its decoded bytes."""
     at = image.find(MAGIC)
     while at >= 0:
-        _, header_size, _, algorithm, size, _ = HEADER.unpack_from(image, at)
         end, out = -1, b""
-        if header_size == HEADER.size and algorithm == MSZIP:
-            end, out = _mszip_end(image, at, size)
-        elif header_size == HEADER.size and algorithm == LZMS:
-            end, out = _lzms_end(image, at, lzms)
+        try:
+            _, header_size, _, algorithm, size, block = HEADER.unpack_from(image, at)
+            if header_size == HEADER.size and algorithm == MSZIP:
+                end, out = _mszip_end(image, at, size)
+            elif header_size == HEADER.size and algorithm == LZMS:
+                end, out = _lzms_end(image, at, block, lzms)
+        except (ValueError, struct.error, zlib.error):
+            end = -1  # not a buffer after all (the shim then names the buffer it lacks, if one is asked for)
         if end < 0:  # the magic bytes by chance, not a buffer
             at = image.find(MAGIC, at + 1)
             continue
         yield image[at:end], out
         at = image.find(MAGIC, end)
-
-
-def needs_cabinet(dll: Path) -> bool:
-    """Whether the DLL imports Cabinet.dll (DirectML 1.7 and older do, for these buffers)."""
-    return b"cabinet.dll" in dll.read_bytes().lower()
 
 
 def write_blobs(out_dir: Path, dll: Path) -> tuple[int, int, int]:
