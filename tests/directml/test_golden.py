@@ -40,27 +40,7 @@ EXCEPTIONS: dict[str, str] = {
     ),
 }
 
-# Version-specific exceptions: (DirectML version, name) -> (which cases, why dmltile answers otherwise).
-# Taken out of the per-kind comparison for that version only and pinned by a test of their own.
-FLOAT64_AT_41 = (
-    "DirectML 1.7.0 (max level 4.1) accepts FLOAT64 Tile wherever 1.8.0 (5.0) does; dmltile's Tile table "
-    "allows FLOAT64 from 5.0 only (the lowest level measured before 1.7.0 could run), so it rejects with "
-    "DML302 at 4.1. The fix is in feature_levels/tile.toml: FLOAT64 from 4.1."
-)
-VERSION_EXCEPTIONS: dict[tuple[str, str], str] = {("1.7.0", "float64-at-4.1"): FLOAT64_AT_41}
-
 SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
-
-
-def _has_float64(desc: dict[str, Any]) -> bool:
-    return any(_body(desc[name]).get("DataType") == FLOAT64 for name in ("InputTensor", "OutputTensor"))
-
-
-def _body(tensor: dict[str, Any]) -> dict[str, Any]:
-    return tensor["Desc"] if "Desc" in tensor else tensor
-
-
-FLOAT64 = 9
 
 
 def _version(path: Path) -> Version:
@@ -95,18 +75,13 @@ def _verdicts(path: Path, kind: str) -> tuple[list[str], int]:
     differ, total = [], 0
     version = path.stem.split("-")[1]
     for g in _by_kind(path)[kind]:
-        if "accepted" not in g or _excepted(version, g["desc"]):
+        if "accepted" not in g:
             continue
         total += 1
-        ok = _dmltile_report(g["id"], path.stem.split("-")[1], json.dumps(g["desc"], sort_keys=True)).valid
+        ok = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True)).valid
         if ok != g["accepted"]:
             differ.append(f"{g['id']} (DirectML {'accepts' if g['accepted'] else 'rejects'})")
     return differ, total
-
-
-def _excepted(version: str, desc: dict[str, Any]) -> bool:
-    """Whether a case falls under one of VERSION_EXCEPTIONS for this version."""
-    return (version, "float64-at-4.1") in VERSION_EXCEPTIONS and _has_float64(desc)
 
 
 def _params() -> list[Any]:
@@ -160,17 +135,3 @@ def test_wrapped_output_sizes_are_the_one_place_dmltile_is_stricter(path: Path) 
     for g in rows:
         report = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True))
         assert not report.valid and "DML205" in report.codes, g["id"]
-
-
-def test_directml_170_accepts_float64_like_180_and_dmltile_rejects_it_at_41() -> None:
-    """VERSION_EXCEPTIONS[("1.7.0", "float64-at-4.1")]: on every FLOAT64 case DirectML 1.7.0 answers as
-    1.8.0 does (so FLOAT64 Tile predates level 5.0), and dmltile rejects each accepted one with DML302."""
-    old = {g["id"]: g for g in _golden(GOLDEN / "directml-1.7.0.jsonl") if _has_float64(g["desc"])}
-    new = {g["id"]: g for g in _golden(GOLDEN / "directml-1.8.0.jsonl") if _has_float64(g["desc"])}
-    assert old.keys() == new.keys() and len(old) > 500
-    assert all(old[i]["accepted"] == new[i]["accepted"] for i in old)
-    accepted = [g for g in old.values() if g["accepted"]]
-    assert len(accepted) > 250
-    for g in accepted:
-        report = _dmltile_report(g["id"], "1.7.0", json.dumps(g["desc"], sort_keys=True))
-        assert not report.valid and "DML302" in report.codes, g["id"]
