@@ -127,3 +127,16 @@ def test_the_directml_probe_runs_a_real_tile_or_names_what_is_missing():
         assert usable, reason
     else:
         assert not usable and "DmlExecutionProvider" in reason and "CPUExecutionProvider" in reason
+
+
+def test_levels_say_which_rows_a_measured_dll_stands_behind():
+    """Level 1.0 (and 2.0) shipped only inside Windows: its row is the documentation's alone. Every other
+    row has a measured DLL whose max level falls under it, and every measured DLL stands behind one row."""
+    doc = json_out(script("levels", "--json").stdout)
+    measured = {r["feature_level"]: r["measured_by"] for r in doc["rows"]}
+    assert measured["1.0"] == []
+    assert "1.0.2006.1020" in measured["2.1"] and "1.5.1" in measured["3.1"] and "1.7.0" in measured["4.1"]
+    every = [v for versions in measured.values() for v in versions]
+    assert sorted(every) == sorted(v["directml"] for v in doc["directml_versions"])
+    text = invoke("levels").stdout
+    assert "no DLL: the documentation only" in text and "1.7.0" in text
