@@ -13,6 +13,7 @@ from typing import Any
 from ..core.enums import FeatureLevel
 from ..core.tensor import UINT32_MAX
 from ..validate.levels import parse_feature_level
+from ..validate.source import READ_LIMITS
 from .app import fail
 
 
@@ -61,9 +62,16 @@ def special_file_problem(path: Path) -> str | None:
 
 
 def stdin_or(path: Path) -> Path | bytes:
-    """The bytes of standard input for ``-``, else the path."""
+    """The bytes of standard input for ``-`` (at most the size a descriptor file may have: a stream
+    such as /dev/zero is refused once it passes that, exit 2), else the path."""
     if str(path) == "-":
-        return sys.stdin.buffer.read()
+        limit = READ_LIMITS["descriptor"]
+        data = sys.stdin.buffer.read(limit + 1)
+        if len(data) > limit:
+            raise fail(
+                f"standard input is over {limit} bytes; dmltile reads descriptor files of at most {limit} bytes"
+            )
+        return data
     return path
 
 

@@ -487,20 +487,40 @@ def _axes_note(input_grid: Grid, output_grid: Grid, reps: Sequence[int]) -> str:
 
 # -- strips ---------------------------------------------------------------------------------
 class _Occupancy:
-    """Which element slots of a buffer the indices of a tensor reach, and how often."""
+    """Which element slots of a buffer the indices of a tensor reach, and how often.
+
+    Kept sparse (the slots used, with their counts) so that memory and work follow the elements,
+    never the byte size a document claims: TotalTensorSizeInBytes 4,000,000,000 costs what 6 costs."""
 
     def __init__(self, sizes: Index, strides: Index, total: int, elem: int):
         self.sizes = sizes
         self.offsets = element_offsets(sizes, strides)
         self.in_slots = -(-total // elem)  # slots inside TotalTensorSizeInBytes (the last may be short)
         self.last_used = int(self.offsets.max()) if self.offsets.size else -1
-        self.counts = np.bincount(self.offsets, minlength=max(self.in_slots, self.last_used + 1))
+        self.used, self.used_counts = np.unique(self.offsets, return_counts=True)
         self.order = np.argsort(self.offsets, kind="stable")
         self.ordered = self.offsets[self.order]
 
     @property
     def slots(self) -> int:
-        return len(self.counts)
+        return max(self.in_slots, self.last_used + 1)
+
+    def count_at(self, slot: int) -> int:
+        """How many indices reach ``slot``."""
+        at = int(np.searchsorted(self.used, slot))
+        return int(self.used_counts[at]) if at < self.used.size and self.used[at] == slot else 0
+
+    def used_inside(self) -> int:
+        """How many slots inside TotalTensorSizeInBytes hold an element."""
+        return int(np.count_nonzero(self.used < self.in_slots))
+
+    @property
+    def shared(self) -> int:
+        return int(np.count_nonzero(self.used_counts > 1))
+
+    @property
+    def most(self) -> int:
+        return int(self.used_counts.max()) if self.used_counts.size else 0
 
     def indices_at(self, slot: int, limit: int = 4) -> tuple[Index, ...]:
         """The first ``limit`` indices (row-major) whose element sits in ``slot``."""
@@ -548,7 +568,7 @@ def _segments(
         prev = s
         start = s * elem
         length = total - start if s == occ.in_slots - 1 and total % elem else elem
-        n = int(occ.counts[s])
+        n = occ.count_at(s)
         if n == 0:
             segments.append(Segment(start, length, "padding", label=""))
             continue
@@ -583,7 +603,7 @@ def _padding_note(name: str, padding: int, total: int, occ: _Occupancy, elem: in
 
 
 def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads: int) -> str:
-    most = int(occ.counts.max())
+    most = occ.most
     if name == "input":
         zero = [k for k, (s, st) in enumerate(zip(occ.sizes, strides, strict=True)) if s > 1 and st == 0]
         why = f"Strides[{zero[0]}] = 0" if zero else "overlapping Strides"
@@ -616,9 +636,9 @@ def build_strip(
     occ = _Occupancy(sizes, strides, total, elem)
     shown = occ.shown(budget, _slot_of(highlight, occ))
     segments = _segments(name, occ, shown, elem, total, look, highlight)
-    padding = total - min(int(np.count_nonzero(occ.counts[: occ.in_slots])) * elem, total)
-    shared = int(np.count_nonzero(occ.counts > 1))
-    outside = int(np.count_nonzero(occ.counts[occ.in_slots :]))
+    padding = total - min(occ.used_inside() * elem, total)
+    shared = occ.shared
+    outside = int(occ.used.size) - occ.used_inside()
     if padding:
         notes.append(_padding_note(name, padding, total, occ, elem))
     if shared:

@@ -23,12 +23,40 @@ from .html import CSS, SCRIPT, asset, explanation_html
 from .picture import Picture, build_picture
 
 
+class PayloadError(ValueError):
+    """A request whose shape is wrong (not the descriptor's content, which the answer judges)."""
+
+
+# What each key of an edit may hold: the descriptor itself is a JSON object, never a path or text, so
+# nothing a request sends reaches the file system.
+_EDIT_KEYS: dict[str, tuple[tuple[type, ...], str]] = {
+    "document": ((dict,), "the descriptor as a JSON object"),
+    "feature_level": ((str, type(None)), 'a level such as "4.1", or null'),
+    "index": ((list, type(None)), "a list of output indices, or null"),
+    "exercise": ((str, type(None)), "an exercise id, or null"),
+    "guess": ((str, type(None)), "the guess as text, or null"),
+}
+
+
+def check_edit(payload: Any) -> dict:
+    """The edit, when it is a JSON object whose keys hold what they should; PayloadError otherwise."""
+    if not isinstance(payload, dict) or "document" not in payload:
+        raise PayloadError('send a JSON object with a "document" key (the descriptor as a JSON object)')
+    for key, value in payload.items():
+        if key not in _EDIT_KEYS:
+            raise PayloadError(f"unknown key {key[:40]!r}; an edit has {', '.join(_EDIT_KEYS)}")
+        types, what = _EDIT_KEYS[key]
+        if not isinstance(value, types):
+            raise PayloadError(f"{key} must be {what}, not {type(value).__name__}")
+    return payload
+
+
 def respond(payload: Any) -> dict:
     """The playground's answer to one edit: ``{"document": {...}, "feature_level": "1.0",
     "index": [0, 0, 4, 7] or null, "exercise": id or null, "guess": text or null}`` ->
-    the verdict, the issues with their hints, per-level verdicts, memory facts and the HTML view."""
-    if not isinstance(payload, dict) or "document" not in payload:
-        return {"error": 'send a JSON object with a "document" key (the descriptor)'}
+    the verdict, the issues with their hints, per-level verdicts, memory facts and the HTML view.
+    PayloadError when the edit itself is malformed (``check_edit``)."""
+    payload = check_edit(payload)
     try:
         level = parse_feature_level(payload.get("feature_level") or DEFAULT_FEATURE_LEVEL)
     except ValueError as e:
@@ -91,6 +119,8 @@ def _memory_facts(model: Picture | None) -> dict:
 def new_descriptor(payload: Any) -> dict:
     """A correct descriptor for ``{"sizes": [...], "repeats": [...], "dtype": "FLOAT32"}`` (what
     ``dmltile new`` writes), for the page's "output from input x repeats" button."""
+    if not isinstance(payload, dict):
+        raise PayloadError('send a JSON object with "sizes", "repeats" and optionally "dtype"')
     try:
         desc = tile_desc(payload["sizes"], payload["repeats"], dtype=payload.get("dtype", "FLOAT32"))
     except (DmlTileError, ValueError, TypeError, KeyError) as e:
