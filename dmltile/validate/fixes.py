@@ -17,7 +17,8 @@ from ..core.enums import FeatureLevel
 from .levels import newest_level
 from .report import Edit, Issue
 from .rules import RULES
-from .rules.edits import apply_fix, describe, split_path, wrapped
+from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
+from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 
 __all__ = ["apply_fix", "attach_fixes", "compute_fix", "describe", "primary_edits", "split_path", "wrapped"]
 
@@ -74,11 +75,37 @@ def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
     return issue.model_copy(update={"fix": tuple(edits), "hint": hint})
 
 
+def _objects(doc: dict) -> list[tuple[str, dict, tuple[str, ...]]]:
+    """(path, object, the keys it may hold) of each object of the canonical wrapped document."""
+    found: list[tuple[str, dict, tuple[str, ...]]] = [("", doc, OPERATOR_KEYS)]
+    desc = doc.get("Desc")
+    if isinstance(desc, dict):
+        found.append(("Desc", desc, TILE_KEYS))
+        for name in TENSORS:
+            tensor = desc.get(name)
+            if isinstance(tensor, dict):
+                found.append((f"Desc.{name}", tensor, TENSOR_KEYS))
+                if isinstance(tensor.get("Desc"), dict):
+                    found.append((f"Desc.{name}.Desc", tensor["Desc"], BUFFER_KEYS))
+    return found
+
+
+def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
+    """``doc`` without the unknown keys no listed issue names. Each unknown key is its own issue, its
+    fix touches nothing else, and re-judging a fix must not cost a pass over 200,000 keys nobody sees:
+    fixing work follows the issues listed, not the document's size."""
+    listed = {i.path for i in issues}
+    for where, obj, allowed in _objects(doc):
+        for key in [k for k in obj if k not in allowed and f"{where}.{k}".lstrip(".") not in listed]:
+            del obj[key]
+    return doc
+
+
 def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge) -> list[Issue]:
     """The issues, each with its computed ``fix`` and a hint that says it."""
     if not isinstance(data, dict) or not issues:
         return issues
-    doc = wrapped(data)
+    doc = without_unlisted_keys(wrapped(data), issues)
     level = level or newest_level()
     out = []
     for i in issues:

@@ -35,10 +35,17 @@ def at(doc: Any, *keys: Any) -> Any:
     return doc
 
 
+# DML_TENSOR_DIMENSION_COUNT_MAX1: no tensor has more dimensions, so a longer array is no shape a fix
+# could copy (and copying a 100,000-value array into a hint is output nobody can use).
+MAX_DIMENSIONS = 8
+
+
 def uints(value: Any) -> list[int] | None:
-    """``value`` when it is a list of UINTs, else None."""
-    if isinstance(value, list) and all(
-        isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= UINT32_MAX for v in value
+    """``value`` when it is a list of at most MAX_DIMENSIONS UINTs, else None."""
+    if (
+        isinstance(value, list)
+        and len(value) <= MAX_DIMENSIONS
+        and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= UINT32_MAX for v in value)
     ):
         return list(value)
     return None
