@@ -19,7 +19,16 @@ from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import apply_fix, describe, split_path, wrapped
 
-__all__ = ["apply_all", "apply_fix", "attach_fixes", "compute_fix", "describe", "primary_edits", "split_path", "wrapped"]
+__all__ = [
+    "apply_all",
+    "apply_fix",
+    "attach_fixes",
+    "compute_fix",
+    "describe",
+    "primary_edits",
+    "split_path",
+    "wrapped",
+]
 
 Judge = Callable[[dict, FeatureLevel], list[Issue]]
 # What fixing can raise on a document too broken for a rule's edits: the issue then has no fix.

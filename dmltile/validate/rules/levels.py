@@ -206,7 +206,9 @@ def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: Fe
     if same:
         ways.append(f"tile the same bytes as {same.name} (Tile copies bits)")
     if half:
-        ways.append(f"tile each element as 2 {half.name} values (one more innermost dimension of 2, repeat 1)")
+        ways.append(
+            f"tile each element as 2 {half.name} values (one more innermost dimension of 2, repeat 1)"
+        )
     if not same and not half:
         ways.append(f"no type this level takes holds {data_type.name}'s {data_type.bits}-bit elements")
     head = "" if up else f"no feature level tiles {data_type.name}; "
