@@ -229,7 +229,6 @@ def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue
     fix=_fix_output_size,
     field="OutputTensor",
     limit="Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
-    caused_by=("DML202", "DML204"),  # the repeats or the output's axes do not line up with the input's
 )
 def check_output_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     ins, reps, outs = desc.input.sizes, desc.repeats, desc.output.sizes
@@ -242,9 +241,10 @@ def check_output_sizes(desc: OperatorDesc) -> Iterator[Issue]:
             f"exchange them: InputTensor.Sizes {list(outs)}, OutputTensor.Sizes {list(ins)}",
         )
         return
-    n = min(len(ins), len(reps), len(outs))
-    want = tile_output_sizes(ins[:n], reps[:n])
-    for i in range(n):
+    if not len(ins) == len(reps) == len(outs):
+        return  # the axes do not line up: DML201, DML202 or DML204 says why, sizes compared would mislead
+    want = tile_output_sizes(ins, reps)
+    for i in range(len(ins)):
         if reps[i] == 0 or ins[i] == 0 or outs[i] == want[i]:
             continue
         yield _output_size_issue(i, ins[i], reps[i], outs[i], want[i])

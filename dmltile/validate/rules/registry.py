@@ -69,9 +69,6 @@ class Rule:
     fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
     field: str = ""  # the one field whose limit the rule states, for the field descriptions
     limit: str = ""  # that limit as a phrase ("every size is at least 1")
-    # rules whose issues are this one's root cause: while one fires, this rule's issues are their
-    # consequences (an output size checked against repeats that do not line up with the axes)
-    caused_by: tuple[str, ...] = ()
 
 
 RULES: dict[str, Rule] = {}
@@ -91,14 +88,11 @@ def register(
     fix_hint: FixHint | None = None,
     field: str = "",
     limit: str = "",
-    caused_by: tuple[str, ...] = (),
 ) -> Rule:
     """Add a rule to the registry (each code once)."""
     if code in RULES:
         raise ValueError(f"rule {code} is registered twice")
-    RULES[code] = Rule(
-        code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit, caused_by
-    )
+    RULES[code] = Rule(code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit)
     return RULES[code]
 
 
@@ -134,17 +128,11 @@ def rules_of(phase: Phase) -> list[Rule]:
 
 
 def root_causes(issues: list[Issue]) -> list[Issue]:
-    """The issues without those that are consequences of another in the list: of a rule named in
-    their rule's ``caused_by``, or of a field missing that another issue's fix renames a key onto
-    (a misspelt key is one fault, not a missing field and an unknown one)."""
-    codes = {i.code for i in issues}
+    """The issues without those that are consequences of another in the list: a field missing that
+    another issue's fix renames a key onto (a misspelt key is one fault, not a missing field and an
+    unknown one)."""
     renamed = {_renamed_path(e.path, e.to) for i in issues for e in i.fix if e.op == "rename"}
-    return [
-        i
-        for i in issues
-        if not (codes & set(RULES[i.code].caused_by if i.code in RULES else ()))
-        and not (i.code == "DML002" and i.path in renamed)
-    ]
+    return [i for i in issues if not (i.code == "DML002" and i.path in renamed)]
 
 
 def _renamed_path(path: str, to: str | None) -> str:
