@@ -45,7 +45,8 @@ clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
 
 # The real DirectML.dll as oracle and backend (Wine + Mesa lavapipe on Linux): everything goes under
-# $DMLTILE_DIRECTML_HOME (default ~/.cache/dmltile/directml); DIRECTML_VERSIONS="1.24.4 ..." picks wheels.
+# $DMLTILE_DIRECTML_HOME (default ~/.cache/dmltile/directml); DIRECTML_VERSIONS="1.7.0 ..." (DirectML
+# versions or package==version wheels from feature_levels/directml_versions.toml, or `all`) picks DLLs.
 directml:
 	bash dmltile/execute/directml/setup.sh $(DIRECTML_VERSIONS)
 

@@ -24,11 +24,14 @@ app.add_typer(directml_app, name="directml")
 @directml_app.command("setup")
 def setup_cmd(
     versions: list[str] = typer.Argument(
-        None, metavar="[WHEEL_VERSION]...", help="onnxruntime-directml versions whose DirectML.dll to fetch."
+        None,
+        metavar="[VERSION]...",
+        help="DirectML versions (1.7.0), wheels (tensorflow-directml==1.15.5), `all` or `default` (the default).",
     ),
 ) -> None:
     """Install what the DirectML runner needs: Wine, Xvfb and a mingw compiler (apt, only when
-    missing), DirectML.dll from onnxruntime-directml wheels, Mesa's lavapipe, the runner, a Wine prefix.
+    missing), DirectML.dll from the Windows wheels pinned in the version table, Mesa's lavapipe, the
+    runner and its Cabinet.dll stand-in, a Wine prefix.
 
     Everything but the system packages goes under one cache folder ($DMLTILE_DIRECTML_HOME).
     Cold: about 2.5 minutes plus apt; warm: about a second.
@@ -64,12 +67,12 @@ def versions_cmd(
         print(json.dumps({"versions": rows, "setup_problem": problem}, indent=2))
         raise typer.Exit(EXIT_OK)
     table = Table(title="DirectML versions measured by dmltile", box=box.SIMPLE_HEAD)
-    for col in ("DirectML", "onnxruntime-directml wheel", "max level", "executes here", "installed"):
+    for col in ("DirectML", "wheel", "max level", "executes here", "installed"):
         table.add_column(col)
     for v in known_versions():
         table.add_row(
             v.version,
-            v.wheel.removeprefix("onnxruntime-directml=="),
+            v.wheel,
             v.max_feature_level.dotted,
             "yes" if v.executes_here else "no",
             "yes" if v.version in installed else "-",

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
 from ..validate.rules import RULES, Example, Rule, all_rules
-from ..validate.versions import known_versions
+from ..validate.versions import known_versions, measured_by
 from .app import app, console, emit_json, fail, print_table
 
 
@@ -36,6 +36,7 @@ def levels_document() -> dict:
                     for t in TENSORS
                 },
                 "source": row.source,
+                "measured_by": measured_by(row),
             }
             for row in tile_rows()
         ],
@@ -62,8 +63,8 @@ def levels_cmd(
         "(a level without a row has the support of the nearest row at or below it)",
         box=box.SIMPLE_HEAD,
     )
-    for col in ("feature level", "tensors", "dimensions", "data types"):
-        table.add_column(col, no_wrap=col != "data types")
+    for col in ("feature level", "tensors", "dimensions", "data types", "measured by (DirectML)"):
+        table.add_column(col, no_wrap=col not in ("data types", "measured by (DirectML)"))
     for row in tile_rows():
         sup = row.tensors["InputTensor"]
         same = all(row.tensors[t] == sup for t in TENSORS)
@@ -74,6 +75,7 @@ def levels_cmd(
                 t,
                 s.dims_text(),
                 ", ".join(d.name for d in s.data_types),
+                ", ".join(measured_by(row)) or "no DLL: the documentation only",
             )
     print_table(table)
     console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)

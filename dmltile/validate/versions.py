@@ -18,7 +18,7 @@ from ..core.operator import OperatorDesc
 from ..core.tables import read_table
 from ..core.tensor import BufferTensorDesc
 from ..errors import DmlTileError
-from .levels import parse_feature_level
+from .levels import SupportRow, parse_feature_level, tile_support
 from .report import Issue
 from .rules import tensors
 from .rules.levels import wrapped_size
@@ -61,6 +61,12 @@ def known_versions() -> tuple[DirectmlVersion, ...]:
         for row in read_table("directml_versions.toml")["version"]
     ]
     return tuple(sorted(rows, key=lambda v: tuple(int(p) for p in v.version.split(".")), reverse=True))
+
+
+def measured_by(row: SupportRow) -> list[str]:
+    """The measured DirectML versions whose max level has ``row`` in force: the DLLs whose
+    CreateOperator answers stand behind the row. Empty: the row comes from the documentation alone."""
+    return [v.version for v in known_versions() if tile_support(v.max_feature_level) == row]
 
 
 def parse_directml_version(value: Any) -> DirectmlVersion:

@@ -12,7 +12,7 @@ import dmltile
 from tests.cli_support import PAGE_ROWS, invoke, json_out, script
 
 # The rule codes the project promises, written out independently of dmltile.RULES.
-DESIGN_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
+CONTRACT_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     [f"DML00{i}" for i in range(1, 6)]
     + [f"DML1{i:02d}" for i in range(1, 13)]
     + [f"DML20{i}" for i in range(1, 8)]
@@ -53,7 +53,7 @@ def test_levels_table_names_every_row():
 
 def test_rules_lists_every_design_code_with_rule_and_source():
     doc = json_out(invoke("rules", "--json").stdout)
-    assert [r["code"] for r in doc] == DESIGN_CODES
+    assert [r["code"] for r in doc] == CONTRACT_CODES
     assert all(r["rule"] and r["source"] for r in doc)
     assert {r["code"] for r in doc if r["severity"] == "warning"} == {
         "DML106",
@@ -65,7 +65,7 @@ def test_rules_lists_every_design_code_with_rule_and_source():
     provider = [r for r in doc if r["code"].startswith("DML5")]
     assert all(r["phase"] == "provider" and "microsoft/onnxruntime" in r["source"] for r in provider)
     out = invoke("rules").stdout
-    for code in DESIGN_CODES:
+    for code in CONTRACT_CODES:
         assert code in out
 
 
@@ -150,3 +150,16 @@ def test_the_directml_probe_runs_a_real_tile_or_names_what_is_missing():
         assert usable, reason
     else:
         assert not usable and "DmlExecutionProvider" in reason and "CPUExecutionProvider" in reason
+
+
+def test_levels_say_which_rows_a_measured_dll_stands_behind():
+    """Level 1.0 (and 2.0) shipped only inside Windows: its row is the documentation's alone. Every other
+    row has a measured DLL whose max level falls under it, and every measured DLL stands behind one row."""
+    doc = json_out(script("levels", "--json").stdout)
+    measured = {r["feature_level"]: r["measured_by"] for r in doc["rows"]}
+    assert measured["1.0"] == []
+    assert "1.0.2006.1020" in measured["2.1"] and "1.5.1" in measured["3.1"] and "1.7.0" in measured["4.1"]
+    every = [v for versions in measured.values() for v in versions]
+    assert sorted(every) == sorted(v["directml"] for v in doc["directml_versions"])
+    text = invoke("levels").stdout
+    assert "no DLL: the documentation only" in text and "1.7.0" in text

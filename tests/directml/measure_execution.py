@@ -205,63 +205,58 @@ def special_values() -> dict[int, np.ndarray]:
     return {2: f16, 1: f32, 9: f64}
 
 
-def run(version: str) -> dict[str, Any]:
-    """All measurements on one DirectML version."""
-    oracle = load_oracle()
-    specs = padding_cases() + offset_cases()
-    cases: list[dict[str, Any]] = []
-    expected: list[tuple[dict[str, Any], bytearray, int]] = []
-    rng = np.random.default_rng(5)
-    for s in specs:
-        dt = s["dt"]
-        es = ES[dt]
-        in_tts = calc(dt, s["in_sizes"], s["in_strides"])
-        in_bytes = rng.integers(1, 255, size=in_tts, dtype=np.uint8).tobytes()
-        out_off, before, after = s.get("output_offset", 0), s.get("before", 0), s.get("after", 0)
-        region = ((s["out_tts"] + 3) & ~3) + s.get("binding_extra", 0)
-        buffer_size = out_off + region + after
-        init = bytes([MARK]) * buffer_size
-        out_sizes = [a * r for a, r in zip(s["in_sizes"], s["reps"], strict=False)]
-        desc = {
-            "InputTensor": {
-                "DataType": dt,
-                "Sizes": s["in_sizes"],
-                "Strides": s["in_strides"],
-                "TotalTensorSizeInBytes": in_tts,
-            },
-            "OutputTensor": {
-                "DataType": dt,
-                "Sizes": out_sizes,
-                "Strides": s["out_strides"],
-                "TotalTensorSizeInBytes": s["out_tts"],
-            },
-            "Repeats": s["reps"],
-        }
-        cases.append(
-            {
-                "id": s["id"],
-                "desc": desc,
-                "execute": True,
-                "input": in_bytes,
-                "input_offset": s.get("input_offset", 0),
-                "output_offset": out_off,
-                "output_init": init[out_off : out_off + region],
-                "output_buffer_size": buffer_size,
-                "output_size": region,
-                "output_fill": MARK,
-            }
-        )
-        ref = reference(
-            dt,
-            s["in_sizes"],
-            s["in_strides"],
-            s["reps"],
-            s["out_strides"],
-            in_bytes,
-            init[out_off : out_off + region],
-        )
-        expected.append((s, ref, es))
-        del before
+def _layout_case(s: dict[str, Any], rng: np.random.Generator) -> tuple[dict[str, Any], bytearray]:
+    """One padding or offset measurement as a runner case, and the bytes the reference expects."""
+    dt = s["dt"]
+    in_tts = calc(dt, s["in_sizes"], s["in_strides"])
+    in_bytes = rng.integers(1, 255, size=in_tts, dtype=np.uint8).tobytes()
+    out_off, after = s.get("output_offset", 0), s.get("after", 0)
+    region = ((s["out_tts"] + 3) & ~3) + s.get("binding_extra", 0)
+    buffer_size = out_off + region + after
+    init = bytes([MARK]) * buffer_size
+    out_sizes = [a * r for a, r in zip(s["in_sizes"], s["reps"], strict=False)]
+    desc = {
+        "InputTensor": {
+            "DataType": dt,
+            "Sizes": s["in_sizes"],
+            "Strides": s["in_strides"],
+            "TotalTensorSizeInBytes": in_tts,
+        },
+        "OutputTensor": {
+            "DataType": dt,
+            "Sizes": out_sizes,
+            "Strides": s["out_strides"],
+            "TotalTensorSizeInBytes": s["out_tts"],
+        },
+        "Repeats": s["reps"],
+    }
+    case = {
+        "id": s["id"],
+        "desc": desc,
+        "execute": True,
+        "input": in_bytes,
+        "input_offset": s.get("input_offset", 0),
+        "output_offset": out_off,
+        "output_init": init[out_off : out_off + region],
+        "output_buffer_size": buffer_size,
+        "output_size": region,
+        "output_fill": MARK,
+    }
+    ref = reference(
+        dt,
+        s["in_sizes"],
+        s["in_strides"],
+        s["reps"],
+        s["out_strides"],
+        in_bytes,
+        init[out_off : out_off + region],
+    )
+    return case, ref
+
+
+def _special_cases() -> list[dict[str, Any]]:
+    """The special float values, tiled contiguously and through a strided (non-contiguous) path."""
+    cases = []
     for dt, vals in special_values().items():
         n = len(vals)
         desc = {
@@ -270,7 +265,6 @@ def run(version: str) -> dict[str, Any]:
             "Repeats": [3, 1],
         }
         cases.append({"id": f"special/{NAMES[dt]}", "desc": desc, "execute": True, "input": vals.tobytes()})
-        # the same values through a strided (non-contiguous) path
         desc2 = {
             "InputTensor": {"DataType": dt, "Sizes": [n, 1], "Strides": [1, 0]},
             "OutputTensor": {"DataType": dt, "Sizes": [n, 2], "Strides": [1, n]},
@@ -279,57 +273,71 @@ def run(version: str) -> dict[str, Any]:
         cases.append(
             {"id": f"special/{NAMES[dt]}/transposed", "desc": desc2, "execute": True, "input": vals.tobytes()}
         )
+    return cases
+
+
+def _layout_result(s: dict[str, Any], ref: bytearray, a: dict[str, Any]) -> dict[str, Any]:
+    """What one padding or offset run did: its elements, the padding inside the tensor, the bytes past it."""
+    if not a.get("executed"):
+        return {
+            "create": a.get("hresult_hex"),
+            "exec": a.get("exec_stage"),
+            "exec_hr": a.get("exec_hresult_hex"),
+            "device_removed": a.get("device_removed"),
+            "error": a.get("error") or a.get("crash"),
+        }
+    whole = a["output_buffer"]
+    off = s.get("output_offset", 0)
+    got = whole[off : off + len(ref)]
+    dt = s["dt"]
+    out_sizes = [x * r for x, r in zip(s["in_sizes"], s["reps"], strict=False)]
+    addr = addressed(dt, out_sizes, s["out_strides"])
+    tts = s["out_tts"]
+    inside = [i for i in range(tts) if i not in addr]
+    tail = list(range(tts, len(ref)))
+    changed_inside = [i for i in inside if got[i] != MARK]
+    changed_tail = [i for i in tail if got[i] != MARK]
+    outside = [i for i in range(len(whole)) if not off <= i < off + len(ref) and whole[i] != MARK]
+    return {
+        "elements_bit_exact": all(got[i] == ref[i] for i in addr),
+        "padding_bytes_inside_total_size": len(inside),
+        "padding_changed": len(changed_inside),
+        "padding_new_values": sorted({got[i] for i in changed_inside})[:8],
+        "bytes_past_total_size_changed": f"{len(changed_tail)}/{len(tail)}",
+        "bytes_outside_binding_changed": len(outside),
+    }
+
+
+def _special_result(vals: np.ndarray, suffix: str, a: dict[str, Any]) -> dict[str, Any]:
+    """Whether the special values came back bit for bit, and which changed."""
+    if not a.get("executed"):
+        return {"exec": a.get("exec_stage"), "error": a.get("error")}
+    got = np.frombuffer(a["output"][: 3 * vals.nbytes if not suffix else 2 * vals.nbytes], vals.dtype)
+    want = np.tile(vals, 3) if not suffix else np.concatenate([vals, vals])
+    diffs = [f"{w:#x}->{g:#x}" for w, g in zip(want, got, strict=False) if w != g]
+    return {"bit_exact": not diffs, "changed": sorted(set(diffs))}
+
+
+def run(version: str) -> dict[str, Any]:
+    """All measurements on one DirectML version."""
+    oracle = load_oracle()
+    rng = np.random.default_rng(5)
+    cases: list[dict[str, Any]] = []
+    expected: list[tuple[dict[str, Any], bytearray, int]] = []
+    for s in padding_cases() + offset_cases():
+        case, ref = _layout_case(s, rng)
+        cases.append(case)
+        expected.append((s, ref, ES[s["dt"]]))
+    cases += _special_cases()
     answers = {a["id"]: a for a in oracle.run_cases(cases, version)}
     report: dict[str, Any] = {"version": version, "padding": {}, "offsets": {}, "special": {}}
     for s, ref, _es in expected:
-        a = answers[s["id"]]
         kind = "offsets" if s["id"].startswith("offset/") else "padding"
-        if not a.get("executed"):
-            report[kind][s["id"]] = {
-                "create": a.get("hresult_hex"),
-                "exec": a.get("exec_stage"),
-                "exec_hr": a.get("exec_hresult_hex"),
-                "device_removed": a.get("device_removed"),
-                "error": a.get("error") or a.get("crash"),
-            }
-            continue
-        whole = a["output_buffer"]
-        off = s.get("output_offset", 0)
-        got = whole[off : off + len(ref)]
-        dt = s["dt"]
-        out_sizes = [x * r for x, r in zip(s["in_sizes"], s["reps"], strict=False)]
-        addr = addressed(dt, out_sizes, s["out_strides"])
-        tts = s["out_tts"]
-        elems_ok = all(got[i] == ref[i] for i in addr)
-        inside = [i for i in range(tts) if i not in addr]
-        tail = list(range(tts, len(ref)))
-        changed_inside = [i for i in inside if got[i] != MARK]
-        changed_tail = [i for i in tail if got[i] != MARK]
-        outside = [i for i in range(len(whole)) if not off <= i < off + len(ref) and whole[i] != MARK]
-        report[kind][s["id"]] = {
-            "elements_bit_exact": elems_ok,
-            "padding_bytes_inside_total_size": len(inside),
-            "padding_changed": len(changed_inside),
-            "padding_new_values": sorted({got[i] for i in changed_inside})[:8],
-            "bytes_past_total_size_changed": f"{len(changed_tail)}/{len(tail)}",
-            "bytes_outside_binding_changed": len(outside),
-        }
+        report[kind][s["id"]] = _layout_result(s, ref, answers[s["id"]])
     for dt, vals in special_values().items():
         for suffix in ("", "/transposed"):
             a = answers[f"special/{NAMES[dt]}{suffix}"]
-            if not a.get("executed"):
-                report["special"][f"{NAMES[dt]}{suffix}"] = {
-                    "exec": a.get("exec_stage"),
-                    "error": a.get("error"),
-                }
-                continue
-            got = np.frombuffer(a["output"][: 3 * vals.nbytes if not suffix else 2 * vals.nbytes], vals.dtype)
-            want = np.tile(vals, 3) if not suffix else np.concatenate([vals, vals])
-            diffs = [f"{w:#x}->{g:#x}" for w, g in zip(want, got, strict=False) if w != g]
-            report["special"][f"{NAMES[dt]}{suffix}"] = {
-                "bit_exact": not diffs,
-                "changed": sorted(set(diffs)),
-            }
+            report["special"][f"{NAMES[dt]}{suffix}"] = _special_result(vals, suffix, a)
     return report
 
 

@@ -82,6 +82,11 @@ def test_directml_versions_lists_the_measured_table_with_what_is_installed():
     doc = json.loads(result.stdout)
     rows = {r["directml"]: r for r in doc["versions"]}
     assert rows["1.15.4"]["max_feature_level"] == "6.4" and rows["1.9.1"]["max_feature_level"] == "5.0"
-    assert rows["1.5.1"]["executes_here"] is False
+    assert rows["1.0.2006.1020"]["max_feature_level"] == "2.1"
+    assert (
+        rows["1.7.0"]["max_feature_level"] == "4.1"
+        and rows["1.7.0"]["wheel"] == "tensorflow-directml==1.15.5"
+    )
+    assert all(r["executes_here"] for r in rows.values())  # DirectML <= 1.7 through the runner's cabinet.dll
     installed = oracle.find_setup() is not None
     assert rows["1.15.4"]["installed"] == installed and (doc["setup_problem"] is None) == installed

@@ -73,11 +73,12 @@ def _dmltile_report(case_id: str, version: str, desc_json: str) -> dmltile.Valid
 def _verdicts(path: Path, kind: str) -> tuple[list[str], int]:
     """Ids of the cases of this kind where dmltile and DirectML differ, and how many cases there are."""
     differ, total = [], 0
+    version = path.stem.split("-")[1]
     for g in _by_kind(path)[kind]:
         if "accepted" not in g:
             continue
         total += 1
-        ok = _dmltile_report(g["id"], path.stem.split("-")[1], json.dumps(g["desc"], sort_keys=True)).valid
+        ok = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True)).valid
         if ok != g["accepted"]:
             differ.append(f"{g['id']} (DirectML {'accepts' if g['accepted'] else 'rejects'})")
     return differ, total

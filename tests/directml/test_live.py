@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 import dmltile
+from dmltile.core.layout import DATA_TYPE_VALUES
+from dmltile.validate.levels import read_table
 
 from .generate_cases import calc, load_oracle, naive_tile, packed
 
@@ -46,9 +48,19 @@ NP = {
     11: np.int64,
 }
 MARK = 0xCD
-# Measured: DirectML 1.8.0 accepts 64-bit Tile in CreateOperator but CompileOperator answers E_INVALIDARG
-# for FLOAT64, UINT64 and INT64 on this stack (Wine 8 / vkd3d 1.6 / lavapipe); 1.9.1 and later compile them.
-COMPILE_FAILS: dict[tuple[int, ...], set[int]] = {(1, 8, 0): {9, 10, 11}}
+
+
+def _compile_fails() -> dict[str, set[int]]:
+    """Per DirectML version, the data types whose Tile CreateOperator accepts and CompileOperator rejects
+    on this stack (the version table's compile_fails_here: the 64-bit types on 1.7.0 to 1.8.2)."""
+    out = {}
+    for row in read_table("directml_versions.toml")["version"]:
+        version = row["directml"].removesuffix(".0") if row["directml"].count(".") == 3 else row["directml"]
+        out[version] = {DATA_TYPE_VALUES[name] for name in row.get("compile_fails_here", [])}
+    return out
+
+
+COMPILE_FAILS = _compile_fails()
 
 
 def _versions() -> list[dict[str, Any]]:
@@ -58,12 +70,17 @@ def _versions() -> list[dict[str, Any]]:
 
 
 def _executing_versions() -> list[str]:
-    """The newest and the oldest installed version that can execute (DirectML >= 1.8: 1.5.1 needs Cabinet.dll)."""
-    rows = [r for r in _versions() if tuple(int(x) for x in r["directml_version"].split(".")) >= (1, 8)]
+    """The newest and the oldest installed version, and the newest at each max level below 5.0 (the DLLs
+    that compile through the runner's cabinet.dll): one Wine run each, so not every version."""
+    rows = _versions()  # newest first
     if not rows:
         return []
     names = [rows[0]["directml_version"], rows[-1]["directml_version"]]
-    return list(dict.fromkeys(names))
+    by_level: dict[str, str] = {}
+    for r in rows:
+        if tuple(int(x) for x in r["max_feature_level"].split(".")) < (5, 0):
+            by_level.setdefault(r["max_feature_level"], r["directml_version"])
+    return list(dict.fromkeys([*names, *by_level.values()]))
 
 
 def test_version_table() -> None:
@@ -112,9 +129,10 @@ def permuted(sizes: list[int], rng: np.random.Generator) -> list[int]:
     return strides
 
 
-def random_case(rng: np.random.Generator, dt: int, k: int) -> dict[str, Any]:
-    """A random executable Tile: packed, padded, broadcast or permuted input; packed, padded or permuted output."""
-    rank = int(rng.integers(1, 6))
+def random_case(rng: np.random.Generator, dt: int, k: int, rank: int = 0) -> dict[str, Any]:
+    """A random executable Tile: packed, padded, broadcast or permuted input; packed, padded or permuted output
+    (rank 1 to 5 at random unless given)."""
+    rank = rank or int(rng.integers(1, 6))
     in_sizes = [int(rng.integers(1, 4)) for _ in range(rank)]
     reps = [int(rng.integers(1, 4)) for _ in range(rank)]
     out_sizes = [s * r for s, r in zip(in_sizes, reps, strict=False)]
@@ -154,7 +172,7 @@ def random_case(rng: np.random.Generator, dt: int, k: int) -> dict[str, Any]:
         "Repeats": reps,
     }
     return {
-        "id": f"exec/{dt}/{k}",
+        "id": f"exec/{dt}/{k}/rank{rank}",
         "desc": desc,
         "execute": True,
         "input": in_bytes,
@@ -167,6 +185,9 @@ def random_case(rng: np.random.Generator, dt: int, k: int) -> dict[str, Any]:
 def _cases() -> list[dict[str, Any]]:
     rng = np.random.default_rng(2024)
     cases = [random_case(rng, dt, k) for dt in ES for k in range(4)]
+    # rank 4 for every type: the only rank that DirectML at levels 2.1 and 3.0 tiles
+    rng4 = np.random.default_rng(4)
+    cases += [random_case(rng4, dt, k, rank=4) for dt in ES for k in (1, 6)]
     # float16 NaN payloads, signed zeros, subnormals through a broadcast
     f16 = np.array(
         [0x7C01, 0x7D55, 0x7E00, 0x7FFF, 0xFC01, 0xFE00, 0x8000, 0x0001, 0x03FF, 0x7C00], np.uint16
@@ -188,20 +209,25 @@ def _cases() -> list[dict[str, Any]]:
 
 @pytest.fixture(scope="module", params=_executing_versions() or ["none"])
 def executed(request: pytest.FixtureRequest) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The execution cases and DirectML's answers, one Wine run per version (known compile failures asserted
-    and left out)."""
+    """The execution cases and DirectML's answers, one Wine run per version. Left out, each asserted: known
+    compile failures, and cases that the version's CreateOperator rejects (a rank or type its level
+    lacks), which dmltile must reject for that version too."""
     if request.param == "none":
         pytest.skip("no installed DirectML version executes here")
     cases = _cases()
     answers = ORACLE.run_cases(cases, request.param)
-    fails = COMPILE_FAILS.get(tuple(int(x) for x in request.param.split(".")), set())
+    fails = COMPILE_FAILS.get(request.param, set())
     kept: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     for case, a in zip(cases, answers, strict=False):
+        if not a.get("accepted"):
+            assert not dmltile.validate(case["desc"], directml=request.param).valid, (case["id"], a)
+            continue
         if ORACLE.to_c_view(case["desc"])["InputTensor"]["DataType"] in fails:
             assert (a.get("exec_stage"), a.get("exec_hresult_hex")) == ("CompileOperator", "0x80070057"), a
             continue
         kept[0].append(case)
         kept[1].append(a)
+    assert len(kept[0]) >= 12, f"DirectML {request.param} executed only {len(kept[0])} cases"
     return kept
 
 
@@ -269,26 +295,10 @@ def test_dmltile_execute_agrees(executed: tuple[list[dict[str, Any]], list[dict[
     assert compared > len(cases) // 2
 
 
-def _version_params() -> list[Any]:
-    out = []
-    for r in _versions():
-        v = r["directml_version"]
-        marks = []
-        if tuple(int(x) for x in v.split(".")) < (1, 8):
-            marks.append(
-                pytest.mark.xfail(
-                    strict=True,
-                    reason="DirectML <= 1.5.1 decompresses its shaders with "
-                    "Cabinet.dll's compression API (ordinal 40), which Wine 8 lacks",
-                )
-            )
-        out.append(pytest.param(v, marks=marks, id=v))
-    return out
-
-
-@pytest.mark.parametrize("version", _version_params())
+@pytest.mark.parametrize("version", [r["directml_version"] for r in _versions()])
 def test_every_version_executes(version: str) -> None:
-    """The documentation's example (FLOAT32 [1,1,2,3] x [1,1,3,3]) executes on each installed version."""
+    """The documentation's example (FLOAT32 [1,1,2,3] x [1,1,3,3]) executes bit-exactly on each installed
+    version (DirectML 1.7.0 and older through the runner's cabinet.dll)."""
     x = np.arange(6, dtype=np.float32)
     desc = {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 2, 3]},

@@ -273,7 +273,7 @@ def test_each_provider_rules_example_is_reported_by_check_model(code):
 
 
 def test_float64_is_dml304s_warning_and_no_step_says_the_tile_table_lacks_it():
-    """The table has FLOAT64 from 5.0 (measured), and the provider starts at 5.0 only: no level at which it
+    """The table has FLOAT64 from 4.1 (measured), and the provider starts at 5.0 only: no level at which it
     builds a Tile may claim dmltile's table lists no FLOAT64 (once said beside DML304's warning)."""
     for level in ("5.0", "6.4"):
         plan = provider_plan((2, 3), (2, 2), "float64", dmltile.parse_feature_level(level))

@@ -278,18 +278,19 @@ def test_feature_level_hints_name_the_level_that_accepts(doc):
     assert dmltile.min_feature_level(doc).dotted == "4.1"
 
 
-def test_float64_is_valid_from_5_0_with_a_warning_and_the_hint_below_says_what_to_do_instead():
-    # DirectML 1.8.0 and later accept FLOAT64 Tile (measured); the Tile page does not list it.
+def test_float64_is_valid_from_4_1_with_a_warning_and_the_hint_below_says_what_to_do_instead():
+    # DirectML 1.7.0 (max level 4.1) and later accept FLOAT64 Tile (measured); the Tile page does not list it.
     desc = dmltile.tile_desc([2, 3], [2, 2], "FLOAT64")
     report = dmltile.validate(desc)
     assert (
-        report.valid and set(report.codes) == {"DML304"} and dmltile.min_feature_level(desc).dotted == "5.0"
+        report.valid and set(report.codes) == {"DML304"} and dmltile.min_feature_level(desc).dotted == "4.1"
     )
-    below = dmltile.validate(desc, "4.1")
+    assert set(dmltile.validate(desc, "4.1").codes) == {"DML304"}
+    below = dmltile.validate(desc, "3.1")
     assert set(below.codes) == {"DML302"}
     hint = below.issues[0].hint
-    assert "DML_FEATURE_LEVEL_5_0 or later" in hint and "UINT64" in hint and "2 UINT32 values" in hint
-    assert "UINT64" not in dmltile.validate(desc, "3.1").issues[0].hint  # no 64-bit type before 4.1
+    assert "DML_FEATURE_LEVEL_4_1 or later" in hint and "2 UINT32 values" in hint
+    assert "UINT64" not in hint  # no 64-bit type before 4.1
 
 
 def test_4d_only_levels_suggest_padding(doc):
@@ -298,7 +299,7 @@ def test_4d_only_levels_suggest_padding(doc):
 
 
 @pytest.mark.parametrize(
-    "level,expected", [("FLOAT16", "1.0"), ("INT8", "2.1"), ("INT64", "4.1"), ("FLOAT64", "5.0")]
+    "level,expected", [("FLOAT16", "1.0"), ("INT8", "2.1"), ("INT64", "4.1"), ("FLOAT64", "4.1")]
 )
 def test_min_feature_level_of_4d_types(level, expected):
     lv = dmltile.min_feature_level(dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3], level))

@@ -19,10 +19,7 @@ USAGE = "usage: standalone.py record-versions [--force] | versions | problem | r
 def _record_versions(force: bool) -> None:
     t0 = time.monotonic()
     for r in record_versions(force=force):
-        print(
-            f"  onnxruntime-directml {r['wheel_version']:>8}  DirectML {r['file_version']:<10}"
-            f"  max level {r['max_feature_level']}"
-        )
+        print(f"  {r['wheel']:<44}  DirectML {r['file_version']:<14}  max level {r['max_feature_level']}")
     print(f"  ({time.monotonic() - t0:.1f} s)")
 
 

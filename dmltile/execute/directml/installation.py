@@ -42,7 +42,7 @@ class Setup:
 
     home: Path
     runner: Path
-    dlls: dict[str, Path]  # onnxruntime-directml wheel version -> DirectML.dll
+    dlls: dict[str, Path]  # folder under dll/ (the onnxruntime-directml version, or package-version) -> DLL
     native: bool  # True on Windows: no Wine, no Xvfb
     env: dict[str, str] = field(default_factory=dict)
 
@@ -65,6 +65,8 @@ def _wine_env(home: Path) -> dict[str, str]:
             "XDG_RUNTIME_DIR": str(home / "xdg"),
             "VK_ICD_FILENAMES": str(home / "lvp.json"),
             "LD_LIBRARY_PATH": str(home / "mesa" / "usr" / "lib" / "x86_64-linux-gnu"),
+            # the runner's own cabinet.dll (cabinet_shim.c): DirectML <= 1.7 unpacks its shaders through it
+            "WINEDLLOVERRIDES": "cabinet=n,b",
         }
     )
     return env

@@ -3,20 +3,22 @@
 #
 # Linux (Debian): Wine 8 (its d3d12 is vkd3d 1.6) over Mesa >= 25 lavapipe (software Vulkan), under Xvfb.
 # What it does, each step skipped when already done:
-#   1. apt-get install wine wine64 libwine xvfb xauth gcc-mingw-w64-x86-64 libvulkan1 libllvm15 unzip
-#      (only when wine, xvfb-run or the mingw compiler is missing; needs root)
-#   2. DirectML.dll out of the onnxruntime-directml Windows wheels on PyPI, one folder per wheel version
+#   1. apt-get install wine wine64 libwine xvfb xauth gcc-mingw-w64-x86-64 libvulkan1 libllvm15 unzip libwim15
+#      (only when wine, xvfb-run, the mingw compiler or libwim15 is missing; needs root)
+#   2. DirectML.dll out of Windows wheels on PyPI (fetch_dlls.py: the versions and the SHA-256 of each
+#      wheel and DLL are pinned in feature_levels/directml_versions.toml), one folder per wheel
 #   3. Mesa 25 lavapipe from bookworm-backports, extracted (dpkg -x) into a private folder, not installed
-#   4. builds runner.c with mingw-w64 into runner.exe
+#   4. builds runner.c with mingw-w64 into runner.exe, and cabinet_shim.c into the runner's cabinet.dll;
+#      decodes the compressed shaders of DirectML <= 1.7 for it (shader_blobs.py: zlib, and libwim15 for LZMS)
 #   5. creates the Wine prefix, then records each DLL's FileVersion and max feature level (versions.json)
 # Everything downloaded or built goes under ONE folder:
 #   $DMLTILE_DIRECTML_HOME (default ${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml)
-# Usage: setup.sh [onnxruntime-directml version ...]     (default: $DMLTILE_DIRECTML_VERSIONS or the list below)
+# Usage: setup.sh [default | all | DirectML version | package==version | onnxruntime-directml version ...]
+#        (default: $DMLTILE_DIRECTML_VERSIONS, else the table's rows marked default = true)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 H=${DMLTILE_DIRECTML_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml}
-DEFAULT_VERSIONS="1.24.4 1.20.1 1.18.0 1.17.3 1.15.1 1.14.1 1.13.1 1.10.0 1.9.0"
-VERSIONS=${*:-${DMLTILE_DIRECTML_VERSIONS:-$DEFAULT_VERSIONS}}
+VERSIONS=${*:-${DMLTILE_DIRECTML_VERSIONS:-default}}
 PY=${PYTHON:-python3}
 mkdir -p "$H"
 T0=$(date +%s.%N)
@@ -27,31 +29,19 @@ now() { date +%s.%N; }
 t=$(now)
 if [ "$(uname -s)" != Linux ]; then echo "setup.sh is for Linux; on Windows build runner.c with mingw or MSVC (see README)"; exit 2; fi
 if ! command -v wine >/dev/null || ! command -v xvfb-run >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null \
-   || ! command -v unzip >/dev/null; then
+   || ! command -v unzip >/dev/null || ! ldconfig -p | grep -q 'libwim\.so\.15 '; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends wine wine64 libwine \
-    gcc-mingw-w64-x86-64 xvfb xauth libvulkan1 libllvm15 unzip >/dev/null
+    gcc-mingw-w64-x86-64 xvfb xauth libvulkan1 libllvm15 unzip libwim15 >/dev/null
 fi
 step "system packages (apt)" "$t"
 
-# 2. DirectML.dll from onnxruntime-directml Windows wheels -------------------------------------------
+# 2. DirectML.dll from Windows wheels, hashes checked ---------------------------------------------------
 t=$(now)
-for v in $VERSIONS; do
-  d="$H/dll/$v"
-  [ -f "$d/DirectML.dll" ] && continue
-  mkdir -p "$H/wheels" "$d"
-  for py in 3.11 3.8 3.7; do
-    if pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
-         --python-version "$py" "onnxruntime-directml==$v" -d "$H/wheels" 2>/dev/null; then break; fi
-  done
-  whl=$(ls "$H"/wheels/onnxruntime_directml-"$v"-*.whl 2>/dev/null | head -1)
-  [ -n "$whl" ] || { echo "no Windows wheel of onnxruntime-directml==$v on the package index"; exit 1; }
-  unzip -o -q -j "$whl" '*capi/DirectML.dll' -d "$d.tmp" && mv "$d.tmp/DirectML.dll" "$d/DirectML.dll" && rmdir "$d.tmp"
-  basename "$whl" > "$d/wheel.txt"
-  rm -f "$whl"    # only the DLL is kept
-done
-step "DirectML.dll x $(echo $VERSIONS | wc -w) (pip download)" "$t"
+# shellcheck disable=SC2086
+"$PY" "$HERE/fetch_dlls.py" "$H" $VERSIONS
+step "DirectML.dll ($VERSIONS)" "$t"
 
 # 3. Mesa >= 25 lavapipe in a private folder --------------------------------------------------------
 t=$(now)
@@ -88,12 +78,26 @@ if [ ! -f "$H/runner.exe" ] || [ "$HERE/runner.c" -nt "$H/runner.exe" ] || [ "$H
   mv "$H/runner.exe.tmp" "$H/runner.exe"
 fi
 step "runner.exe (mingw-w64)" "$t"
+t=$(now)
+if [ ! -f "$H/cabinet.dll" ] || [ "$HERE/cabinet_shim.c" -nt "$H/cabinet.dll" ]; then
+  x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -shared -s \
+    -o "$H/cabinet.dll.tmp" "$HERE/cabinet_shim.c" "$HERE/cabinet_shim.def"
+  mv "$H/cabinet.dll.tmp" "$H/cabinet.dll"
+fi
+for d in "$H"/dll/*/; do  # DirectML <= 1.7 imports Cabinet.dll for its compressed shaders
+  if [ ! -f "$d/shader-blobs.done" ] && grep -qai 'cabinet\.dll' "$d/DirectML.dll"; then
+    "$PY" "$HERE/shader_blobs.py" "$H/shader-blobs" "$d/DirectML.dll"
+    touch "$d/shader-blobs.done"
+  fi
+done
+step "cabinet.dll + shader blobs (DirectML <= 1.7)" "$t"
 
 # 5. Wine prefix and the version table ----------------------------------------------------------------
 t=$(now)
 cat > "$H/env.sh" <<EOT
 export WINEPREFIX=$H/prefix WINEDEBUG=-all VKD3D_DEBUG=none XDG_RUNTIME_DIR=$H/xdg
 export VK_ICD_FILENAMES=$H/lvp.json LD_LIBRARY_PATH=$H/mesa/usr/lib/x86_64-linux-gnu
+export WINEDLLOVERRIDES=cabinet=n,b
 EOT
 mkdir -p "$H/xdg" && chmod 700 "$H/xdg"
 if [ ! -f "$H/prefix/system.reg" ]; then

@@ -17,12 +17,20 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) if x.isdigit() else 0 for x in v.replace("-", ".").split("."))
 
 
+def directml_version(file_version: str) -> str:
+    """1.15.4.0 -> 1.15.4; the 1.0.2006.1020 prerelease keeps its four parts (its build is its name)."""
+    parts = str(file_version).split(".")
+    return ".".join(parts[:3] if parts[3:] in ([], ["0"]) else parts)
+
+
 def _version_row(setup: Setup, wheel_version: str, dll: Path) -> dict[str, Any]:
     info = runner_info(setup, dll)
     wheel_file = dll.parent / "wheel.txt"
+    source = dll.parent / "source.txt"  # package==version, written by fetch_dlls.py
+    wheel = source.read_text().strip() if source.is_file() else f"onnxruntime-directml=={wheel_version}"
     file_version = info.get("file_version") or pe_file_version(dll)
     return {
-        "wheel": f"onnxruntime-directml=={wheel_version}",
+        "wheel": wheel,
         "wheel_version": wheel_version,
         "wheel_file": wheel_file.read_text().strip() if wheel_file.is_file() else None,
         "file_version": file_version,
@@ -33,7 +41,7 @@ def _version_row(setup: Setup, wheel_version: str, dll: Path) -> dict[str, Any]:
         "adapter": info.get("adapter"),
         "error": None if info.get("kind") == "info" else info,
         "dll_mtime": dll.stat().st_mtime,
-        "directml_version": ".".join(str(file_version).split(".")[:3]) if file_version else None,
+        "directml_version": directml_version(file_version) if file_version else None,
     }
 
 
@@ -47,7 +55,7 @@ def record_versions(home: Path | None = None, *, force: bool = False) -> list[di
         if row is None or row.get("dll_mtime") != dll.stat().st_mtime:
             row = _version_row(setup, wheel_version, dll)
         rows.append(row)
-    rows.sort(key=lambda r: version_key(r["wheel_version"]), reverse=True)
+    rows.sort(key=lambda r: version_key(r["file_version"] or "0"), reverse=True)
     (setup.home / "versions.json").write_text(json.dumps(rows, indent=1) + "\n")
     return rows
 

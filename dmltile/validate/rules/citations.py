@@ -12,7 +12,7 @@ HELPERS_PAGE = (
 )
 # What the real DirectML.dll answered to CreateOperator (docs/directml-conformance.md, measured on
 # DirectML 1.8.0, 1.9.1 and 1.15.4 through Wine; 1.5.1 and a 1.0 prerelease for creation only).
-MEASURED = "CreateOperator of DirectML 1.8.0, 1.9.1 and 1.15.4 (docs/directml-conformance.md)"
+MEASURED = "CreateOperator of DirectML 1.0.2006 to 1.15.4 (docs/directml-conformance.md)"
 DOCUMENT = "dmltile's descriptor document (README, 'A 30-second tour'; its JSON Schema: `dmltile schema`)"
 DXDISPATCH = "DxDispatch's model parser (microsoft/DirectML, DxDispatch/src/model/JsonParsers.cpp)"
 

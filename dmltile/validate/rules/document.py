@@ -12,6 +12,7 @@ from ..report import Edit, Issue
 from ..suggest import accepted_values, closest_key, did_you_mean, enum_hint, keys_at
 from .citations import DOCUMENT
 from .edits import describe, join_path, split_path
+from .levels import FLOAT64_FROM
 from .registry import Example, field_description, issue, register
 from .values import at, dtype_of, field_fix, fix_field_value, other, tensor_in
 
@@ -294,8 +295,8 @@ def array_too_long(path: str, key: str, length: int, limit: int) -> Issue:
 _ENUM_HINTS = {
     "BOOL": "DirectML has no bool type; a bool is one byte, so tile it as UINT8. ",
     "BFLOAT16": "DirectML has no bfloat16 type; Tile copies bits, so tile it as UINT16. ",
-    "DOUBLE": "DOUBLE is spelled FLOAT64 (which Tile takes from DML_FEATURE_LEVEL_5_0, though its page "
-    "does not list it; below that, tile it as UINT32 pairs). ",
+    "DOUBLE": f"DOUBLE is spelled FLOAT64 (which Tile takes from level {FLOAT64_FROM}, though its page "
+    "does not list it; below that, DML302 says how to tile its bytes). ",
 }
 
 

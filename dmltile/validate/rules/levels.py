@@ -42,6 +42,16 @@ def lowest_level(
     return None
 
 
+def first_level_text(data_type: DataType) -> str:
+    """The first level whose Tile row takes ``data_type``, dotted ("4.1"), for the rules' sentences."""
+    level = lowest_level("InputTensor", data_type=data_type)
+    return level.dotted if level else "no level"
+
+
+# FLOAT64's place in the table is measured (the page lists none); the sentences below follow the table.
+FLOAT64_FROM = first_level_text(DataType.FLOAT64)
+
+
 # -- rank and type rewrites: the fixes of DML301 and DML302 ---------------------------------------
 def _rank_edits(
     doc: Any,
@@ -221,7 +231,7 @@ def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: Fe
     TILE_PAGE + ", Tensor support",
     "feature_level",
     why="Each feature level lists the data types its Tile takes: FLOAT32 and FLOAT16 from 1.0, 8-, "
-    "16- and 32-bit integers from 2.1, 64-bit integers from 4.1, FLOAT64 from 5.0 as measured (the "
+    f"16- and 32-bit integers from 2.1, 64-bit integers from 4.1, FLOAT64 from {FLOAT64_FROM} as measured (the "
     "page lists none). Tile copies bits, so another type of the same width tiles the same bytes.",
     example=Example(
         {
@@ -265,8 +275,9 @@ register(
 
 @rule(
     "DML304",
-    "FLOAT64 Tile is accepted by DirectML from 5.0, though the Tile page lists no FLOAT64",
-    TILE_PAGE + ", Tensor support (no FLOAT64); " + MEASURED + " accepts FLOAT64 at ranks 1 to 8",
+    f"FLOAT64 Tile is accepted by DirectML from {FLOAT64_FROM}, though the Tile page lists no FLOAT64",
+    TILE_PAGE + ", Tensor support (no FLOAT64); CreateOperator of DirectML 1.7.0 (level 4.1) to 1.15.4 "
+    "(docs/directml-conformance.md) accepts FLOAT64 at ranks 1 to 8",
     "feature_level",
     severity="warning",
     why="Where the page is silent and DirectML accepts, the descriptor is valid and the silence is a "
@@ -286,7 +297,7 @@ def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel) -> Iterator
             yield issue(
                 "DML304",
                 f"{p}.DataType",
-                f"{name}.DataType FLOAT64: DirectML (1.8.0 to 1.15.4) accepts FLOAT64 Tile, but the "
+                f"{name}.DataType FLOAT64: DirectML (1.7.0 to 1.15.4) accepts FLOAT64 Tile, but the "
                 "DML_TILE_OPERATOR_DESC page does not list it",
                 "to rely only on what the page lists, tile each element as 2 UINT32 values "
                 "(one more innermost dimension of 2, repeat 1); the bytes are the same",
