@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 import dmltile
 from dmltile.validate.fixes import apply_all, wrapped
 from dmltile.validate.rules.edits import join_path
-from dmltile.validate.versions import parse_directml_version
+from dmltile.validate.rules.levels import FLOAT64_FROM
+from dmltile.validate.versions import known_versions, parse_directml_version
 from tests.examples_support import EXAMPLES, example_level
 from tests.validate.test_fixes import MUTATIONS, UNFIXABLE, _desc, _tensor, valid_documents
 
@@ -127,12 +128,17 @@ def test_uint4_says_no_type_fits_and_has_no_fix_rather_than_an_empty_one():
 
 
 def test_a_later_level_is_named_with_a_directml_version_that_offers_it():
+    """Pinned to DirectML 1.5.1 (max level 3.1), FLOAT64 needs a later level; the hint names the
+    oldest measured DirectML whose max level reaches it, which 1.5.1 is not."""
     report = dmltile.validate(typed("FLOAT64"), directml="1.5.1")
+    needed = dmltile.parse_feature_level(FLOAT64_FROM)
+    oldest = min(
+        (v for v in known_versions() if v.max_feature_level >= needed),
+        key=lambda v: tuple(int(p) for p in v.version.split(".")),
+    )
     for i in by_code(report)["DML302"]:
-        assert "DML_FEATURE_LEVEL_5_0 or later (DirectML 1.8.0 or newer)" in i.hint, i.hint
-        level_offered = parse_directml_version("1.8.0").max_feature_level
-        assert level_offered >= dmltile.parse_feature_level("5.0")
-        assert parse_directml_version("1.5.1").max_feature_level < dmltile.parse_feature_level("5.0")
+        assert f"{needed.c_name} or later (DirectML {oldest.version} or newer)" in i.hint, i.hint
+    assert parse_directml_version("1.5.1").max_feature_level < needed
 
 
 # -- case 5: consequences are not reported beside their cause ----------------------------------------
