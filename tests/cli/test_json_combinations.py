@@ -37,7 +37,16 @@ def combinations(flags: list[list[str]], most: int = 2) -> list[list[str]]:
     return out
 
 
-VALIDATE_FLAGS = [["--all-levels"], ["-l", "3.1"], ["--directml", "1.9.1"]]
+VALIDATE_FLAGS = [
+    ["--all-levels"],
+    ["-l", "3.1"],
+    ["--directml", "1.9.1"],
+    ["--select", "DML2"],
+    ["--ignore", "DML205"],
+    ["--warnings-as-errors"],
+    ["--diff"],  # the diff goes to stderr under --json
+    ["--format", "json"],
+]
 RUN_FLAGS = [
     ["--seed", "1"],
     ["--output-buffer", "{tmp}/out.bin"],
