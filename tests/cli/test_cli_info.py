@@ -163,3 +163,17 @@ def test_levels_say_which_rows_a_measured_dll_stands_behind():
     assert sorted(every) == sorted(v["directml"] for v in doc["directml_versions"])
     text = invoke("levels").stdout
     assert "no DLL: the documentation only" in text and "1.7.0" in text
+
+
+def test_rules_piped_keeps_a_line_per_rule_without_the_sources_details():
+    """Piped, the list is one line per rule, as wide as its rule text and the head of its source
+    (not the quotes and commits of a 1,300-character source); ``rules CODE`` gives the whole source."""
+    from dmltile.validate.rules import all_rules
+
+    out = script("rules").stdout
+    widest = max(len(r.rule) for r in all_rules())
+    assert max(len(line) for line in out.splitlines()) < widest + 150
+    longest = max(all_rules(), key=lambda r: len(r.source))
+    assert len(longest.source) > 1000 and longest.source not in out
+    assert longest.source.split(" (")[0] in out
+    assert " ".join(longest.source.split()) in " ".join(script("rules", longest.code).stdout.split())
