@@ -173,14 +173,24 @@ def rules_cmd(
     if code is not None:
         _print_rule(rules[0])
         return
-    table = Table(box=box.SIMPLE_HEAD, title="dmltile rules (`dmltile rules CODE` for why, and an example)")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="dmltile rules (`dmltile rules CODE` for the whole source, why, and an example)",
+    )
     table.add_column("code", no_wrap=True)
     table.add_column("rule")
     table.add_column("source")
     for r in rules:
         shown = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
-        table.add_row(shown, r.rule, r.source)
+        table.add_row(shown, r.rule, source_head(r.source))
     print_table(table)
+
+
+def source_head(source: str) -> str:
+    """What a source is, without its details (the page's address, the quote, the commit): the
+    list stays a line per rule when piped, and ``dmltile rules CODE`` gives the whole source."""
+    cut = min((i for i in (source.find(" ("), source.find(";")) if i > 0), default=len(source))
+    return source[:cut] + (" ..." if cut < len(source) else "")
 
 
 @app.command("doctor")

@@ -12,7 +12,7 @@ import typer
 from ..core.operator import OperatorDesc
 from ..errors import DmlTileError, InputError, WriteError
 from ..execute.buffers import CompiledTile, addressed_mask, output_aliases, pack_tensor, strided
-from ..execute.compare import compare_backends
+from ..execute.compare import compare_backends, compared_with
 from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_buffer_file, read_npy
 from ..validate.api import parse_and_validate
@@ -97,7 +97,10 @@ def run_cmd(
         DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."
     ),
     compare: bool = typer.Option(
-        False, "--compare", help="Run on both backends and report identical or the first difference."
+        False,
+        "--compare",
+        help="Run on NumPy and on the --backend named (default: DirectML where its runner is set up, "
+        "else onnxruntime) and report identical or the first difference.",
     ),
     input_buffer: Path | None = typer.Option(
         None,
@@ -145,11 +148,11 @@ def run_cmd(
     x = None if input_buffer is not None else _input_array(desc, input_path, seed)
     if compare:
         assert x is not None  # --compare refuses --input-buffer
-        _compare(desc, x, level)
+        _compare(desc, x, report.feature_level, compared_with(backend), directml, as_json)
     try:
         op = compile_tile(desc, report.feature_level, backend=backend, directml=directml)
         if input_buffer is not None or output_buffer is not None or poison_padding:
-            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force)
+            y = _run_buffers(op, desc, x, input_buffer, output_buffer, poison_padding, force, as_json)
         else:
             assert x is not None  # only --input-buffer leaves x out, and it runs on buffers
             y = op(x)
@@ -282,6 +285,7 @@ def _run_buffers(
     output_buffer: Path | None,
     poison_padding: bool,
     force: bool = False,
+    as_json: bool = False,
 ) -> np.ndarray:
     """Run on byte buffers as a dispatch does; save the raw output buffer; return the output tensor
     (a view into the buffer: peak memory is the output buffer plus the input)."""
@@ -300,22 +304,27 @@ def _run_buffers(
     note = f", {padding} padding bytes" + (
         " poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else ""
     )
+    say = err_console if as_json else console  # under --json, stdout holds the JSON document only
     if output_buffer is not None:
         write_atomic(output_buffer, lambda f: f.write(out_bytes.data), "--output-buffer", force)
-        console.print(
-            f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False
-        )
+        say.print(f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False)
     else:
-        console.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
+        say.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
     return strided(out_bytes, desc.output).view(op.dtype)  # a valid desc: output dtype = input dtype
 
 
-def _compare(desc: OperatorDesc, x: np.ndarray, level) -> None:
-    """Run both backends through ``dmltile.compare_backends`` and exit with the verdict."""
+def _compare(
+    desc: OperatorDesc, x: np.ndarray, level, second: str, directml: str | None, as_json: bool
+) -> None:
+    """Run NumPy and ``second`` through ``dmltile.compare_backends`` and exit with the verdict."""
+    options = {"directml": directml} if second == "directml" and directml else {}
     try:
-        result = compare_backends(desc, x, feature_level=level)
+        result = compare_backends(desc, x, feature_level=level, backends=("numpy", second), **options)
     except DmlTileError as e:
         raise fail(str(e)) from None
+    if as_json:
+        emit_json({"compare": result.to_dict()})
+        raise typer.Exit(EXIT_OK if result.identical else EXIT_INVALID)
     names = " and ".join(result.backends)
     if result.identical:
         console.print(f"identical: {names} produce the same bits for every output element", highlight=False)

@@ -19,6 +19,7 @@ from ..validate.rules import unreadable_issues
 from ..validate.source import NotJson, looks_like_descriptor
 from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
+from .checker import FORMATS, chosen, ci_report, fix_files, positions, with_positions
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
 
@@ -173,6 +174,24 @@ def validate_cmd(
         metavar="VERSION",
         help="Answer as this DirectML version's CreateOperator does (e.g. 1.9.1; implies its max level).",
     ),
+    select: str | None = typer.Option(
+        None, "--select", help="Only these rules (DML205,DML1: codes or prefixes)."
+    ),
+    ignore: str | None = typer.Option(None, "--ignore", help="Leave out these rules (codes or prefixes)."),
+    warnings_as_errors: bool = typer.Option(
+        False, "--warnings-as-errors", help="A warning makes the descriptor invalid (exit 1)."
+    ),
+    output_format: str = typer.Option(
+        "text",
+        "--format",
+        help="text, json (as --json), sarif (SARIF 2.1.0) or github (Actions annotations).",
+    ),
+    fix: bool = typer.Option(
+        False, "--fix", help="Apply every fix and write each file (atomically); say what changed."
+    ),
+    diff: bool = typer.Option(
+        False, "--diff", help="Print what --fix would change, as a unified diff; write nothing."
+    ),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
@@ -181,6 +200,9 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
+    if output_format not in FORMATS:
+        raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
+    as_json = as_json or output_format == "json"
     levels, version = _levels(feature_level, all_levels, directml)
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
@@ -202,15 +224,27 @@ def validate_cmd(
             unreadable[f] = f"{f}: " + "; ".join(
                 f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
             )
+    results = chosen(results, select, ignore, warnings_as_errors)
+    if fix or diff:
+        fix_files(list(results), levels[-1], write=fix, say=(err_console if as_json else console).out)
+        if fix:  # the verdict is the fixed files'
+            results = chosen(_judged_again(results, levels, version), select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
+    if output_format in ("sarif", "github"):
+        console.out(ci_report(output_format, results))
+        raise typer.Exit(status)
     if as_json:
+        spots = positions(results)
         emit_json(
             {
                 "valid": status == EXIT_OK,
                 "exit_status": status,
                 "feature_levels": [lv.dotted for lv in levels],
-                "files": [_file_entry(f, reports, all_levels) for f, reports in results.items()],
+                "files": [
+                    with_positions(_file_entry(f, reports, all_levels), spots.get(f, {}))
+                    for f, reports in results.items()
+                ],
                 "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
                 "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
                 "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
@@ -219,6 +253,18 @@ def validate_cmd(
         raise typer.Exit(status)
     print_text(levels, results, all_levels, unreadable, not_covered, skipped)
     raise typer.Exit(status)
+
+
+def _judged_again(
+    results: dict[str, list[ValidationReport]], levels: list[FeatureLevel], version: DirectmlVersion | None
+) -> dict[str, list[ValidationReport]]:
+    """The files judged again after ``--fix`` wrote them (standard input and DxDispatch
+    dispatchables, which it leaves alone, keep their reports)."""
+    out = {}
+    for f, reports in results.items():
+        path = Path(f)
+        out[f] = judge_file(path, levels, version)[0].get(f, reports) if path.is_file() else reports
+    return out
 
 
 def _levels(

@@ -113,11 +113,26 @@ def wrapped_buffer_tensor_size(
     return dword_aligned(size)
 
 
+# A bare DML_TILE_OPERATOR_DESC is known by its members; a misspelt one ("Input", "repeats") still
+# starts like one, so that the reader can say which member it meant instead of asking for a Desc.
+_TILE_MEMBER_STARTS = ("input", "output", "repeat")
+
+
+def _names_tile_member(key: Any) -> bool:
+    return isinstance(key, str) and key.lower().startswith(_TILE_MEMBER_STARTS)
+
+
+def _misspelt_desc(tensor: dict) -> bool:
+    """A tensor written wrapped whose ``Desc`` is misspelt: an object beside ``Type`` (no buffer
+    member is an object), so its members are not buffer fields to be wrapped."""
+    return any(isinstance(v, dict) for k, v in tensor.items() if k != "Type")
+
+
 def wrap_tensor(tensor: Any) -> Any:
     """A tensor desc in the canonical ``{"Type", "Desc"}`` shape. With no ``Desc`` member the buffer
     fields sit beside ``Type`` (DxDispatch's rule), which defaults to BUFFER; anything else is
     returned as it is. The input is not modified."""
-    if isinstance(tensor, dict) and "Desc" not in tensor:
+    if isinstance(tensor, dict) and "Desc" not in tensor and not _misspelt_desc(tensor):
         rest = {k: v for k, v in tensor.items() if k != "Type"}
         return {"Type": tensor.get("Type", TENSOR_TYPE_BUFFER), "Desc": rest}
     return tensor
@@ -127,7 +142,7 @@ def wrap_operator(document: Any) -> Any:
     """An operator desc in the canonical ``{"Type", "Desc"}`` shape: a bare DML_TILE_OPERATOR_DESC
     (``InputTensor`` at the top, no ``Desc``) is wrapped as a Tile operator; anything else is
     returned as it is. Only the operator level; the input is not modified."""
-    if isinstance(document, dict) and "Desc" not in document and "InputTensor" in document:
+    if isinstance(document, dict) and "Desc" not in document and any(map(_names_tile_member, document)):
         rest = {k: v for k, v in document.items() if k != "Type"}
         return {"Type": document.get("Type", OPERATOR_TYPE_TILE), "Desc": rest}
     return document

@@ -28,7 +28,9 @@ class TileOperatorDesc(CModel):
     def _fill_defaults(cls, data: Any, handler):
         desc = handler(data)
         if desc.repeats_count is None:
-            return desc.model_copy(update={"repeats_count": len(desc.repeats)})
+            filled = desc.model_copy(update={"repeats_count": len(desc.repeats)})
+            filled.__pydantic_fields_set__.discard("repeats_count")  # still left out, as written
+            return filled
         return desc
 
 

@@ -14,6 +14,7 @@ from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.source import Source
 from .buffers import CompiledTile
 from .compile import compile
+from .directml import oracle
 from .reference import ReferenceTile, source_index
 
 
@@ -32,6 +33,25 @@ class BackendComparison:
 
     def __bool__(self) -> bool:
         return self.identical
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as ``run --compare --json`` prints it."""
+        return {
+            "identical": self.identical,
+            "backends": list(self.backends),
+            "index": list(self.index) if self.index is not None else None,
+            "values": [_show(v) for v in self.values] if self.values is not None else None,
+            "expected": _show(self.expected) if self.expected is not None else None,
+            "message": self.message,
+        }
+
+
+def compared_with(backend: str) -> str:
+    """The backend NumPy is compared with when ``backend`` is named: that one, and for NumPy itself
+    the real DirectML.dll where its runner is set up, else onnxruntime."""
+    if backend != "numpy":
+        return backend
+    return "directml" if oracle.setup_problem() is None else "onnxruntime"
 
 
 def random_input(op, seed: int = 0) -> np.ndarray:

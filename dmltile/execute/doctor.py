@@ -1,5 +1,6 @@
 """``doctor_report()``: what this machine offers dmltile (Python, NumPy, the copy kernel, onnxruntime and its
-execution providers, whether DirectML can run here, the GPU adapters, the OS)."""
+execution providers, whether DirectML runs here (through dmltile's runner or onnxruntime), the GPU
+adapters, the OS)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 from ..validate.build import tile_desc
 from . import copy_kernel
 from .compile import compile
+from .directml import oracle
 
 DML_PROVIDER = "DmlExecutionProvider"
 ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-directml", "onnxruntime-gpu")
@@ -87,6 +89,59 @@ def gpu_adapters() -> dict[str, Any]:
     return {"names": names, "reason": "Win32_VideoController"}
 
 
+def directml_runner() -> dict[str, Any]:
+    """The real DirectML.dll through dmltile's runner (``run --backend directml``; Wine off Windows):
+    where it is set up, what stops it, and each DirectML version installed with its max level."""
+    problem = oracle.setup_problem()
+    rows = [] if problem else oracle.list_versions()
+    versions = [
+        {
+            "directml": r["directml_version"],
+            "wheel": r["wheel_version"],
+            "max_feature_level": r["max_feature_level"],
+        }
+        for r in rows
+    ]
+    return {
+        "usable": problem is None and bool(versions),
+        "home": str(oracle.default_home()),
+        "problem": problem or (None if versions else "no DirectML version is installed"),
+        "versions": versions,
+    }
+
+
+def _provider_usable(ort_info: dict[str, Any]) -> tuple[bool, str]:
+    """Whether onnxruntime's DirectML execution provider runs a Tile here, and why not."""
+    if sys.platform != "win32":
+        return False, f"onnxruntime's {DML_PROVIDER} runs only on Windows; this is {platform.system()}"
+    if ort_info["version"] is None:
+        return False, "onnxruntime is not installed (pip install 'dmltile[directml]')"
+    if DML_PROVIDER not in ort_info["providers"]:
+        return False, f"{DML_PROVIDER} is not among the providers; install onnxruntime-directml"
+    return _dml_session_works()
+
+
+def _directml(ort_info: dict[str, Any]) -> dict[str, Any]:
+    """DirectML here: through dmltile's runner (``--backend directml``) and through onnxruntime."""
+    runner = directml_runner()
+    provider, provider_reason = _provider_usable(ort_info)
+    if runner["usable"]:
+        newest = runner["versions"][0]
+        reason = (
+            f"run --backend directml runs DirectML {newest['directml']} (max level {newest['max_feature_level']}) "
+            f"and {len(runner['versions']) - 1} older versions through the runner in {runner['home']}"
+        )
+    else:
+        reason = f"the DirectML runner is not set up: {runner['problem']}"
+    reason += f"; {provider_reason}" if not provider else f"; onnxruntime: {provider_reason}"
+    return {
+        "usable": runner["usable"] or provider,
+        "reason": reason,
+        "runner": runner,
+        "onnxruntime_provider": {"usable": provider, "reason": provider_reason},
+    }
+
+
 def doctor_report() -> dict[str, Any]:
     """Facts about this machine as plain data (what ``dmltile doctor --json`` prints)."""
     report: dict[str, Any] = {
@@ -117,14 +172,6 @@ def doctor_report() -> dict[str, Any]:
 
         ort_info["providers"] = list(ort.get_available_providers())
     report["onnxruntime"] = ort_info
-    if sys.platform != "win32":
-        usable, reason = False, f"DirectML runs only on Windows; this is {platform.system()}"
-    elif ort_info["version"] is None:
-        usable, reason = False, "onnxruntime is not installed (pip install 'dmltile[directml]')"
-    elif DML_PROVIDER not in ort_info["providers"]:
-        usable, reason = False, f"{DML_PROVIDER} is not among the providers; install onnxruntime-directml"
-    else:
-        usable, reason = _dml_session_works()
-    report["directml"] = {"usable": usable, "reason": reason}
+    report["directml"] = _directml(ort_info)
     report["gpu_adapters"] = gpu_adapters()
     return report

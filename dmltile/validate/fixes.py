@@ -16,11 +16,20 @@ from typing import Any
 from ..core.enums import FeatureLevel
 from .levels import newest_level
 from .report import Edit, Issue
-from .rules import RULES
+from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 
-__all__ = ["apply_fix", "attach_fixes", "compute_fix", "describe", "primary_edits", "split_path", "wrapped"]
+__all__ = [
+    "apply_all",
+    "apply_fix",
+    "attach_fixes",
+    "compute_fix",
+    "describe",
+    "primary_edits",
+    "split_path",
+    "wrapped",
+]
 
 Judge = Callable[[dict, FeatureLevel], list[Issue]]
 # What fixing can raise on a document too broken for a rule's edits: the issue then has no fix.
@@ -102,9 +111,10 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
 
 
 def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge) -> list[Issue]:
-    """The issues, each with its computed ``fix`` and a hint that says it."""
+    """The issues that are no consequence of another (``root_causes``), each with its computed
+    ``fix`` and a hint that says it."""
     if not isinstance(data, dict) or not issues:
-        return issues
+        return root_causes(issues)
     doc = without_unlisted_keys(wrapped(data), issues)
     level = level or newest_level()
     out = []
@@ -114,4 +124,13 @@ def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, jud
         except _BROKEN:
             found = None
         out.append(_with_fix(i, *found) if found else i)
-    return out
+    return root_causes(out)
+
+
+def apply_all(document: Any, issues: list[Issue]) -> dict:
+    """A copy of ``document`` (wrapped) with the fixes of all ``issues`` applied together, in order;
+    an edit that several fixes share (the output size two rules ask for) is applied once."""
+    edits: list[Edit] = []
+    for i in issues:
+        edits += [e for e in i.fix if e not in edits]
+    return apply_fix(document, edits)

@@ -117,16 +117,18 @@ def did_you_mean(value: Any, enum_name: str, choices: list[Any]) -> Any | None:
         if up in (m.name, m.c_name):
             return m
     if enum_name == "DML_TENSOR_DATA_TYPE":
+        # C's names first: NumPy reads the bare "float" and "int" as its 64-bit defaults, but a
+        # descriptor author writing them means C's float and int (32 bits), as HLSL and DirectML do.
+        tail = up.removeprefix(DataType.c_prefix()).rsplit("_", 1)[-1]
+        alias = DATA_TYPE_ALIASES.get(up) or DATA_TYPE_ALIASES.get(tail)
+        if alias:  # a known name of another width is no near miss of a type offered here
+            return DataType[alias] if DataType[alias] in choices else None
         try:
             from_numpy = DataType.from_numpy(np.dtype(text.lower()))
         except (TypeError, ValueError):
             from_numpy = None
         if from_numpy in choices:
             return from_numpy
-        tail = up.removeprefix(DataType.c_prefix()).rsplit("_", 1)[-1]
-        alias = DATA_TYPE_ALIASES.get(tail) or DATA_TYPE_ALIASES.get(up)
-        if alias and DataType[alias] in choices:
-            return DataType[alias]
     best = max(choices, key=lambda m: _score(text, m))
     return best if _score(text, best) >= 0.6 else None
 

@@ -82,10 +82,33 @@ def test_doctor_reports_this_machine():
         assert report["onnxruntime"]["version"] == ort.__version__
         assert report["onnxruntime"]["providers"] == ort.get_available_providers()
     if sys.platform != "win32":
-        assert report["directml"] == {
-            "usable": False,
-            "reason": f"DirectML runs only on Windows; this is {platform.system()}",
-        }
+        provider = report["directml"]["onnxruntime_provider"]
+        assert not provider["usable"] and "runs only on Windows" in provider["reason"]
+
+
+def test_doctor_reports_the_directml_runner_and_the_versions_set_up():
+    """The runner that ``run --backend directml`` uses, not only onnxruntime's provider: where it is
+    set up the versions are those the oracle lists, and DirectML is usable on any OS."""
+    from dmltile.execute.directml import oracle
+
+    dml = dmltile.doctor_report()["directml"]
+    runner = dml["runner"]
+    assert runner["usable"] == (oracle.setup_problem() is None and bool(oracle.list_versions()))
+    if runner["usable"]:
+        assert [v["directml"] for v in runner["versions"]] == [
+            r["directml_version"] for r in oracle.list_versions()
+        ]
+        assert dml["usable"] and "run --backend directml runs DirectML" in dml["reason"]
+        assert runner["versions"][0]["directml"] in invoke("doctor").stdout
+    else:
+        assert runner["problem"] and runner["problem"] in dml["reason"]
+
+
+def test_doctor_without_a_runner_says_what_is_missing_and_how_to_set_it_up(tmp_path, monkeypatch):
+    monkeypatch.setenv("DMLTILE_DIRECTML_HOME", str(tmp_path))
+    dml = dmltile.doctor_report()["directml"]
+    assert not dml["runner"]["usable"] and dml["runner"]["versions"] == []
+    assert str(tmp_path) in dml["reason"] and "dmltile directml setup" in dml["reason"]
 
 
 def test_doctor_cli_json_and_table():
@@ -140,3 +163,17 @@ def test_levels_say_which_rows_a_measured_dll_stands_behind():
     assert sorted(every) == sorted(v["directml"] for v in doc["directml_versions"])
     text = invoke("levels").stdout
     assert "no DLL: the documentation only" in text and "1.7.0" in text
+
+
+def test_rules_piped_keeps_a_line_per_rule_without_the_sources_details():
+    """Piped, the list is one line per rule, as wide as its rule text and the head of its source
+    (not the quotes and commits of a 1,300-character source); ``rules CODE`` gives the whole source."""
+    from dmltile.validate.rules import all_rules
+
+    out = script("rules").stdout
+    widest = max(len(r.rule) for r in all_rules())
+    assert max(len(line) for line in out.splitlines()) < widest + 150
+    longest = max(all_rules(), key=lambda r: len(r.source))
+    assert len(longest.source) > 1000 and longest.source not in out
+    assert longest.source.split(" (")[0] in out
+    assert " ".join(longest.source.split()) in " ".join(script("rules", longest.code).stdout.split())

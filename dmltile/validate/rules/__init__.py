@@ -28,6 +28,7 @@ from .registry import (
     all_rules,
     field_description,
     issue,
+    root_causes,
     rules_of,
     unreadable_issues,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "operator",
     "provider",
     "provider_rules",
+    "root_causes",
     "rules_of",
     "tensor",
     "tensors",

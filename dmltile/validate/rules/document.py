@@ -52,12 +52,22 @@ register(
 )
 
 
+# The members that hold a struct: an object under an unknown key beside one of them missing is that
+# member misspelt ("Tensor" for "Desc"), whatever its spelling, since no other member is an object.
+_STRUCT_MEMBERS = ("Desc", "InputTensor", "OutputTensor")
+
+
 def _fix_unknown_key(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
-    """Rename a near-miss of an allowed key that is not already there; remove anything else."""
+    """Rename a near-miss of an allowed key that is not already there, or an object to the one
+    struct member missing beside it; remove anything else."""
     parts = split_path(found.path)
     parent = at(doc, *parts[:-1])
     present = set(parent) if isinstance(parent, dict) else set()
-    close = closest_key(str(parts[-1]), keys_at(tuple(parts)), present)
+    allowed = keys_at(tuple(parts))
+    close = closest_key(str(parts[-1]), allowed, present)
+    missing = [k for k in allowed if k in _STRUCT_MEMBERS and k not in present]
+    if not close and isinstance(at(doc, *parts), dict) and len(missing) == 1:
+        close = missing[0]
     if close:
         return [Edit(op="rename", path=found.path, to=close)]
     return [Edit(op="remove", path=found.path)]
@@ -91,7 +101,7 @@ register(
 
 
 def _hint_example_value(found: Issue, edits: list[Edit], own: int) -> str:
-    return f"{found.hint}, e.g. {describe(edits[:own])}" if found.hint else describe(edits[:own])
+    return f"{found.hint}; the fix: {describe(edits[:own])}" if found.hint else describe(edits[:own])
 
 
 register(
@@ -244,12 +254,11 @@ def not_a_struct(path: str, field: str, value: Any) -> Issue:
 def not_an_array(path: str, field: str, value: Any) -> Issue:
     """DML004: a UINT array written as something other than an array."""
     info = FIELDS.get(field)
-    return issue(
-        "DML004",
-        path,
-        f"{field} is {show(value)}, but it must be an array of UINT",
-        f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else ""),
-    )
+    if info and info.example == "null":  # an optional array (Strides): null or left out means packed
+        hint = f"write {field} as a JSON array of whole numbers, or null (or leave it out) for packed"
+    else:
+        hint = f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else "")
+    return issue("DML004", path, f"{field} is {show(value)}, but it must be an array of UINT", hint)
 
 
 def not_a_uint(path: str, loc: tuple, field: str, value: Any) -> Issue:
@@ -286,10 +295,8 @@ def array_too_long(path: str, key: str, length: int, limit: int) -> Issue:
 _ENUM_HINTS = {
     "BOOL": "DirectML has no bool type; a bool is one byte, so tile it as UINT8. ",
     "BFLOAT16": "DirectML has no bfloat16 type; Tile copies bits, so tile it as UINT16. ",
-    "FLOAT": "FLOAT is spelled FLOAT32. ",
-    "HALF": "HALF is spelled FLOAT16. ",
     "DOUBLE": f"DOUBLE is spelled FLOAT64 (which Tile takes from level {FLOAT64_FROM}, though its page "
-    "does not list it; below that, tile it as UINT32 pairs). ",
+    "does not list it; below that, DML302 says how to tile its bytes). ",
 }
 
 

@@ -3,12 +3,14 @@ DirectML version."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ...core.enums import DataType, FeatureLevel
 from ...core.operator import OperatorDesc
-from ..levels import known_levels, levels_text, tile_row, tile_support
+from ...core.tables import read_table
+from ..levels import known_levels, levels_text, parse_feature_level, tile_row, tile_support
 from ..report import Edit, Issue
 from ..suggest import accepted_values
 from .citations import MEASURED, TILE_PAGE
@@ -109,16 +111,31 @@ def fit_rank(doc: Any, level: FeatureLevel) -> list[Edit] | None:
     return _rank_edits(doc, pick, pick, pick)
 
 
+def same_width(dtype: DataType, supported: Sequence[DataType]) -> DataType | None:
+    """The supported type with ``dtype``'s width (unsigned first), whose elements are the same bytes."""
+    same = sorted((d for d in supported if d.bits == dtype.bits), key=lambda d: not d.name.startswith("UINT"))
+    return same[0] if same else None
+
+
+def halves(dtype: DataType, supported: Sequence[DataType]) -> DataType | None:
+    """For a 64-bit type, the 32-bit type the level takes (UINT32, else FLOAT32) whose pairs hold its
+    bytes: Tile copies bits, so each element tiles as two; None when the level takes neither."""
+    if dtype.bits != 64:
+        return None
+    return next((d for d in (DataType.UINT32, DataType.FLOAT32) if d in supported), None)
+
+
 def retype(doc: Any, level: FeatureLevel, dtype: DataType) -> list[Edit] | None:
     """Tile copies bits: the same bytes as an accepted type of the same width, or 64-bit elements
-    as two UINT32 each (one more innermost axis of 2, repeat 1)."""
+    as two 32-bit ones each (one more innermost axis of 2, repeat 1)."""
     ok = accepted_values("DML_TENSOR_DATA_TYPE", level)
-    same = sorted((d for d in ok if d.bits == dtype.bits), key=lambda d: not d.name.startswith("UINT"))
+    same = same_width(dtype, ok)
     if same:
-        return [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=same[0].c_name) for t in TENSORS]
-    if dtype.bits != 64 or DataType.UINT32 not in ok:
+        return [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=same.c_name) for t in TENSORS]
+    half = halves(dtype, ok)
+    if half is None:
         return None
-    edits = [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=DataType.UINT32.c_name) for t in TENSORS]
+    edits = [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=half.c_name) for t in TENSORS]
     edits += _rank_edits(doc, lambda v: v + [2], lambda v: v + [1], lambda st: [s * 2 for s in st] + [1])
     fitted = fit_rank(apply_fix(doc, edits), level)
     return None if fitted is None else edits + fitted
@@ -135,7 +152,7 @@ def _fix_type(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
 
 def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
     up = lowest_level(name, dims=n)
-    hint = f"use {up.c_name} or later" if up else f"no feature level takes {n} dimensions"
+    hint = later_level(up) if up else f"no feature level takes {n} dimensions"
     if n < 4 and dims == frozenset({4}):
         hint += f", or pad Sizes (and Repeats) with {4 - n} leading 1s to make it 4-D"
     elif n > max(dims):
@@ -175,18 +192,35 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]
             )
 
 
+@functools.cache
+def first_version_reaching(level: FeatureLevel) -> str | None:
+    """The oldest measured DirectML version whose maximum feature level is ``level`` or above."""
+    rows = read_table("directml_versions.toml")["version"]
+    reaching = [r["directml"] for r in rows if parse_feature_level(r["max_feature_level"]) >= level]
+    oldest = min(reaching, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
+    return oldest.removesuffix(".0") if oldest and oldest.count(".") == 3 else oldest
+
+
+def later_level(up: FeatureLevel) -> str:
+    """'use LEVEL or later' and the DirectML version that first offers it, so that a user pinned to
+    an older DLL sees it cannot reach the level."""
+    version = first_version_reaching(up)
+    return f"use {up.c_name} or later" + (f" (DirectML {version} or newer)" if version else "")
+
+
 def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: FeatureLevel | None) -> str:
     """Ways to tile ``data_type`` anyway: a later level, or its bits as a supported type (Tile copies
-    bits, so the result is the same bytes)."""
-    ways = [f"use {up.c_name} or later"] if up else []
-    same = sorted(
-        (d.name for d in supported if d.bits == data_type.bits), key=lambda n: not n.startswith("UINT")
-    )
+    bits, so the result is the same bytes); says so when no way fits at this level."""
+    ways = [later_level(up)] if up else []
+    same, half = same_width(data_type, supported), halves(data_type, supported)
     if same:
-        ways.append(f"tile the same bytes as {same[0]} (Tile copies bits)")
-    if data_type.bits > 32:
-        n = data_type.bits // 32
-        ways.append(f"tile each element as {n} UINT32 values (one more innermost dimension of {n}, repeat 1)")
+        ways.append(f"tile the same bytes as {same.name} (Tile copies bits)")
+    if half:
+        ways.append(
+            f"tile each element as 2 {half.name} values (one more innermost dimension of 2, repeat 1)"
+        )
+    if not same and not half:
+        ways.append(f"no type this level takes holds {data_type.name}'s {data_type.bits}-bit elements")
     head = "" if up else f"no feature level tiles {data_type.name}; "
     return head + "; or ".join(ways)
 

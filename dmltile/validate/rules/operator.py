@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ...core.enums import FeatureLevel
@@ -59,12 +59,20 @@ def _fix_repeats_count(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit
 )
 def check_repeats_count(desc: OperatorDesc) -> Iterator[Issue]:
     n, count = len(desc.input.sizes), desc.desc.repeats_count
-    if count != n:
+    if count != n and "repeats_count" in desc.desc.model_fields_set:
         yield issue(
             "DML201",
             "Desc.RepeatsCount",
             f"RepeatsCount is {count}, but the input has {n} dimensions",
             f"give one repeat per input dimension: RepeatsCount {n} and {n} Repeats",
+        )
+    elif count != n:  # left out, RepeatsCount is the number of Repeats: they are what is wrong
+        yield issue(
+            "DML201",
+            "Desc.Repeats",
+            f"Repeats {list(desc.repeats)} has {count} value{'s' * (count != 1)}, but the input has {n} "
+            "dimensions",
+            f"write {n} repeats, one per input dimension",
         )
 
 
@@ -159,10 +167,24 @@ def check_same_rank(desc: OperatorDesc) -> Iterator[Issue]:
         )
 
 
+def swapped(ins: Sequence[int], reps: Sequence[int], outs: Sequence[int]) -> bool:
+    """Whether the input's Sizes are what the output's should be and the other way round: the two
+    tensors written in each other's place (the repeats divide the input instead of multiplying it)."""
+    if not len(ins) == len(reps) == len(outs) or all(r == 1 for r in reps):
+        return False
+    return all(i == o * r for i, r, o in zip(ins, reps, outs, strict=True))
+
+
 def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
-    """The product, or, when it does not fit a UINT, the largest repeat whose product does."""
+    """The product, or, when it does not fit a UINT, the largest repeat whose product does; for
+    tensors written in each other's place, their Sizes exchanged."""
     i = split_path(found.path)[-1]
-    ins, reps = sizes_of(doc, "InputTensor"), repeats_of(doc)
+    ins, reps, outs = sizes_of(doc, "InputTensor"), repeats_of(doc), sizes_of(doc, "OutputTensor")
+    if ins and reps and outs and swapped(ins, reps, outs):
+        return [
+            Edit(op="set", path="Desc.InputTensor.Desc.Sizes", value=outs),
+            Edit(op="set", path="Desc.OutputTensor.Desc.Sizes", value=ins),
+        ]
     if not isinstance(i, int) or not ins or not reps:
         return None
     want = ins[i] * reps[i]
@@ -210,9 +232,19 @@ def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue
 )
 def check_output_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     ins, reps, outs = desc.input.sizes, desc.repeats, desc.output.sizes
-    n = min(len(ins), len(reps), len(outs))
-    want = tile_output_sizes(ins[:n], reps[:n])
-    for i in range(n):
+    if swapped(ins, reps, outs):
+        yield issue(
+            "DML205",
+            "Desc.OutputTensor.Desc.Sizes",
+            f"InputTensor.Sizes {list(ins)} and OutputTensor.Sizes {list(outs)} look swapped: the input is "
+            "the output's size times the Repeats, where the output should be the input's",
+            f"exchange them: InputTensor.Sizes {list(outs)}, OutputTensor.Sizes {list(ins)}",
+        )
+        return
+    if not len(ins) == len(reps) == len(outs):
+        return  # the axes do not line up: DML201, DML202 or DML204 says why, sizes compared would mislead
+    want = tile_output_sizes(ins, reps)
+    for i in range(len(ins)):
         if reps[i] == 0 or ins[i] == 0 or outs[i] == want[i]:
             continue
         yield _output_size_issue(i, ins[i], reps[i], outs[i], want[i])

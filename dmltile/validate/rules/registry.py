@@ -127,6 +127,19 @@ def rules_of(phase: Phase) -> list[Rule]:
     return [r for r in all_rules() if r.phase == phase]
 
 
+def root_causes(issues: list[Issue]) -> list[Issue]:
+    """The issues without those that are consequences of another in the list: a field missing that
+    another issue's fix renames a key onto (a misspelt key is one fault, not a missing field and an
+    unknown one)."""
+    renamed = {_renamed_path(e.path, e.to) for i in issues for e in i.fix if e.op == "rename"}
+    return [i for i in issues if not (i.code == "DML002" and i.path in renamed)]
+
+
+def _renamed_path(path: str, to: str | None) -> str:
+    head = path.rsplit(".", 1)[0] if "." in path else ""
+    return f"{head}.{to}" if head else str(to)
+
+
 def unreadable_issues(issues: list[Issue]) -> list[Issue]:
     """The issues that say the input is not a document at all (DML001): unreadable input, exit 2."""
     return [i for i in issues if i.code == "DML001"]

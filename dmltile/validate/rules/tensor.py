@@ -236,7 +236,7 @@ def _fix_dword_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] |
 def check_dword_size(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         total = t.total_tensor_size_in_bytes
-        if total % 4:
+        if total % 4 and total >= _needed(t):  # below the minimum, DML105 says DirectML rejects it
             yield issue(
                 "DML106",
                 f"{p}.TotalTensorSizeInBytes",

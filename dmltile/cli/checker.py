@@ -1,0 +1,183 @@
+"""What a checker's command line offers beside the verdict: choosing the rules (``--select``,
+``--ignore``, ``--warnings-as-errors``), where each issue is in its file (line and column), the
+formats CI reads (SARIF 2.1.0, GitHub annotations), and ``--fix`` / ``--diff``."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.metadata
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from ..core.enums import FeatureLevel
+from ..validate.api import validate
+from ..validate.fixes import apply_all
+from ..validate.locate import Position, locate, places
+from ..validate.report import Issue, ValidationReport
+from ..validate.rules import RULES
+from ..validate.rules.edits import describe
+from ..validate.source import looks_like_dxdispatch, read_source
+from .files import write_atomic
+
+FORMATS = ("text", "json", "sarif", "github")
+Results = dict[str, list[ValidationReport]]
+
+
+def codes(option: str | None) -> set[str]:
+    """``DML205,DML1`` -> the rule codes named, a prefix naming every code it starts."""
+    wanted = {c.strip().upper() for c in (option or "").split(",") if c.strip()}
+    return {code for code in RULES if any(code.startswith(w) for w in wanted)}
+
+
+def chosen(results: Results, select: str | None, ignore: str | None, warnings_as_errors: bool) -> Results:
+    """The reports keeping only the issues of the rules selected and not ignored; with
+    ``warnings_as_errors`` a warning makes its report invalid as an error does."""
+    keep = codes(select) if select else set(RULES)
+    keep -= codes(ignore)
+    out: Results = {}
+    for f, reports in results.items():
+        out[f] = []
+        for r in reports:
+            issues = [i for i in r.issues if i.code in keep or i.code not in RULES]
+            bad = [i for i in issues if i.severity == "error" or warnings_as_errors]
+            out[f].append(r.model_copy(update={"issues": issues, "valid": not bad}))
+    return out
+
+
+def positions(results: Results) -> dict[str, dict[str, Position]]:
+    """For each file with issues, the line and column of each issue's path (read from the file's
+    text; standard input and DxDispatch dispatchables, whose paths point into another shape, get none)."""
+    out: dict[str, dict[str, Position]] = {}
+    for f, reports in results.items():
+        path = Path(f)
+        if f == "<stdin>" or not path.is_file() or not any(r.issues for r in reports):
+            continue
+        try:
+            found = places(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue
+        spots = {i.path: locate(found, i.path) for r in reports for i in r.issues}
+        out[f] = {p: at for p, at in spots.items() if at is not None}
+    return out
+
+
+def with_positions(entry: dict, spots: dict[str, Position]) -> dict:
+    """A file's ``--json`` entry with ``line`` and ``column`` beside each issue's path."""
+    for report in entry["reports"]:
+        for issue in report["issues"]:
+            line, column = spots.get(issue["path"], (None, None))
+            issue["line"], issue["column"] = line, column
+    return entry
+
+
+def github(results: Results, spots: dict[str, dict[str, Position]]) -> str:
+    """GitHub Actions workflow commands: one ``::error`` or ``::warning`` annotation per issue."""
+    lines = []
+    for f, reports in results.items():
+        for i in reports[0].issues:
+            line, column = spots.get(f, {}).get(i.path, (1, 1))
+            text = f"{i.path or '<document>'}: {i.message}" + (f" (fix: {i.hint})" if i.hint else "")
+            text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+            lines.append(f"::{i.severity} file={f},line={line},col={column},title={i.code}::{text}")
+    return "\n".join(lines)
+
+
+def _sarif_result(f: str, i: Issue, at: Position | None) -> dict:
+    region = {"startLine": at[0], "startColumn": at[1]} if at else {"startLine": 1}
+    result: dict[str, Any] = {
+        "ruleId": i.code,
+        "level": i.severity,
+        "message": {
+            "text": f"{i.path or '<document>'}: {i.message}" + (f" (fix: {i.hint})" if i.hint else "")
+        },
+        "locations": [
+            {"physicalLocation": {"artifactLocation": {"uri": Path(f).as_posix()}, "region": region}}
+        ],
+    }
+    return result
+
+
+def sarif(results: Results, spots: dict[str, dict[str, Position]]) -> dict:
+    """A SARIF 2.1.0 log: one run of dmltile, its rules from the registry, one result per issue."""
+    rules = [
+        {
+            "id": r.code,
+            "shortDescription": {"text": r.rule},
+            "fullDescription": {"text": r.why},
+            "defaultConfiguration": {"level": r.severity},
+            "properties": {"source": r.source},
+        }
+        for r in RULES.values()
+    ]
+    found = [
+        _sarif_result(f, i, spots.get(f, {}).get(i.path))
+        for f, reports in results.items()
+        for i in reports[0].issues
+    ]
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "dmltile",
+                        "version": importlib.metadata.version("dmltile"),
+                        "rules": rules,
+                    }
+                },
+                "results": found,
+            }
+        ],
+    }
+
+
+def ci_report(output_format: str, results: Results) -> str:
+    """The results as CI reads them: a SARIF 2.1.0 log, or GitHub Actions annotations."""
+    spots = positions(results)
+    return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
+
+
+def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
+    """The file's descriptor with every fix of its report applied together, judged again and fixed
+    again at most ``rounds`` times; and what changed, one line per issue fixed. A DxDispatch model
+    is left as it is (its issues' paths point into the dispatchable's canonical form)."""
+    document = read_source(path)
+    if not isinstance(document, dict) or looks_like_dxdispatch(document):
+        return document, []
+    changes: list[str] = []
+    for _ in range(rounds):
+        report = validate(document, level)
+        fixable = [i for i in report.issues if i.fix]
+        if report.valid or not fixable:
+            break
+        changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
+        document = apply_all(document, fixable)
+    return document, changes
+
+
+def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
+    return lambda out: out.write(data)
+
+
+def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None]) -> None:
+    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
+    for f in files:
+        path = Path(f)
+        if f == "<stdin>" or not path.is_file():
+            continue
+        document, changes = fixed_document(path, level)
+        if not changes:
+            continue
+        old = path.read_text(encoding="utf-8")
+        new = json.dumps(document, indent=2) + "\n"
+        if write:
+            write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
+            say(f"{f}: fixed ({len(changes)} issue{'s' * (len(changes) != 1)})")
+            for line in changes:
+                say(f"  {line}")
+        else:
+            diff = difflib.unified_diff(old.splitlines(True), new.splitlines(True), f, f"{f} (fixed)")
+            say("".join(diff).rstrip("\n"))

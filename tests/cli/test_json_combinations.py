@@ -1,0 +1,137 @@
+"""Every command with every combination of its flags under ``--json``: stdout is one JSON document
+that validates against the schema the package ships for the command (or, for a usage error, the
+error schema), and every human line went to stderr."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import jsonschema
+import numpy as np
+import pytest
+
+from dmltile.cli.report_schemas import report_schema
+from dmltile.execute.compare import compared_with
+from dmltile.execute.directml import oracle
+
+from ..cli_support import DOC_EXAMPLE, EXAMPLES, invoke
+
+INVALID = EXAMPLES / "invalid_output_sizes.json"
+DIRECTML = oracle.setup_problem() is None
+
+
+def conforms(stdout: str, schema: str, status: int) -> dict:
+    document = json.loads(stdout)  # exactly one JSON document, nothing printed around it
+    name = "error" if status == 2 else schema
+    jsonschema.validate(document, report_schema(name), cls=jsonschema.Draft202012Validator)
+    return document
+
+
+def combinations(flags: list[list[str]], most: int = 2) -> list[list[str]]:
+    """The flag sets: none, each one, and each pair (each flag a list of words)."""
+    out: list[list[str]] = []
+    for n in range(most + 1):
+        for chosen in itertools.combinations(flags, n):
+            out.append([w for flag in chosen for w in flag])
+    return out
+
+
+VALIDATE_FLAGS = [
+    ["--all-levels"],
+    ["-l", "3.1"],
+    ["--directml", "1.9.1"],
+    ["--select", "DML2"],
+    ["--ignore", "DML205"],
+    ["--warnings-as-errors"],
+    ["--diff"],  # the diff goes to stderr under --json
+    ["--format", "json"],
+]
+RUN_FLAGS = [
+    ["--seed", "1"],
+    ["--output-buffer", "{tmp}/out.bin"],
+    ["--poison-padding"],
+    ["--compare"],
+    ["--backend", "onnxruntime"],
+    ["--output", "{tmp}/y.npy"],
+    ["-l", "3.1"],
+]
+
+
+def _run(args: list[str], schema: str, tmp_path) -> tuple[int, dict]:
+    words = [str(a).format(tmp=tmp_path) for a in args]
+    result = invoke(*words, "--json", "--force") if words[0] == "run" else invoke(*words, "--json")
+    assert result.exit_code in (0, 1, 2), (words, result.stdout, result.stderr)
+    return result.exit_code, conforms(result.stdout, schema, result.exit_code)
+
+
+@pytest.mark.parametrize("source", [DOC_EXAMPLE, INVALID, EXAMPLES], ids=["valid", "invalid", "directory"])
+@pytest.mark.parametrize("flags", combinations(VALIDATE_FLAGS), ids=" ".join)
+def test_validate(source, flags, tmp_path):
+    _run(["validate", source, *flags], "validate", tmp_path)
+
+
+@pytest.mark.parametrize("source", [DOC_EXAMPLE, INVALID], ids=["valid", "invalid"])
+@pytest.mark.parametrize("flags", combinations(RUN_FLAGS), ids=" ".join)
+def test_run(source, flags, tmp_path):
+    _run(["run", source, *flags], "run", tmp_path)
+
+
+@pytest.mark.parametrize("args", [["levels"], ["rules"], ["rules", "DML205"], ["doctor"]], ids=" ".join)
+def test_info(args, tmp_path):
+    _run(args, args[0], tmp_path)
+
+
+@pytest.fixture
+def tile_model(tmp_path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    repeats = helper.make_tensor("r", TensorProto.INT64, [2], [2, 2])
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [repeats],
+    )
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "flags", combinations([["--all-levels"], ["-l", "5.0"], ["--steps"]], 3), ids=" ".join
+)
+def test_check(tile_model, flags, tmp_path):
+    status, document = _run(["check", tile_model, *flags], "check", tmp_path)
+    if status != 2 and "--all-levels" in flags:
+        assert document["feature_levels"][0] == "1.0" and all("levels" in n for n in document["nodes"])
+
+
+# -- run --compare compares what it says it compares -------------------------------------------------
+@pytest.mark.parametrize("backend", [None, "numpy", "onnxruntime", "directml"])
+def test_compare_compares_the_backend_named_and_says_which(backend, tmp_path):
+    if backend == "directml" and not DIRECTML:
+        pytest.skip(f"the DirectML runner is not set up: {oracle.setup_problem()}")
+    named = ["--backend", backend] if backend else []
+    status, document = _run(["run", DOC_EXAMPLE, "--compare", *named], "run", tmp_path)
+    expected = compared_with(backend or "numpy")
+    assert expected == (
+        backend if backend not in (None, "numpy") else "directml" if DIRECTML else "onnxruntime"
+    )
+    assert status == 0 and document["compare"]["backends"] == ["numpy", expected]
+    assert document["compare"]["identical"] is True
+    text = invoke("run", DOC_EXAMPLE, "--compare", *named)
+    assert f"numpy and {expected}" in text.stdout
+
+
+def test_run_json_with_an_output_buffer_prints_only_json_and_the_buffer_line_on_stderr(tmp_path):
+    out = tmp_path / "out.bin"
+    result = invoke("run", DOC_EXAMPLE, "--json", "--output-buffer", out)
+    assert result.exit_code == 0
+    document = conforms(result.stdout, "run", 0)  # no "output buffer: ..." line before the JSON
+    assert "output buffer:" in result.stderr and "output buffer:" not in result.stdout
+    assert np.array_equal(
+        np.frombuffer(out.read_bytes(), np.float32)[: len(document["output"])], document["output"]
+    )
