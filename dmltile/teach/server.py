@@ -144,7 +144,14 @@ class _Handler(BaseHTTPRequestHandler):
         kind = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
         if kind != "application/json":
             raise RequestError(415, f"send the document as application/json, not {kind[:60] or 'no type'}")
-        payload = parse_body(self.rfile.read(body_length(self.headers.get("Content-Length"))))
+        length = body_length(self.headers.get("Content-Length"))
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:  # a client that promises more than it sends holds a worker no longer
+            raise RequestError(
+                408, f"the body's {length} bytes did not arrive within {SOCKET_TIMEOUT:g} s"
+            ) from None
+        payload = parse_body(raw)
         try:
             return ENDPOINTS[path](payload)
         except PayloadError as e:

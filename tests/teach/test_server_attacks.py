@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from dmltile.teach.playground import respond
-from dmltile.teach.server import MAX_BODY, WAITING, WORKERS, make_server
+from dmltile.teach.server import MAX_BODY, SOCKET_TIMEOUT, WAITING, WORKERS, make_server
 from tests.examples_support import EXAMPLES
 
 DOC = json.loads((EXAMPLES / "doc_example.json").read_text())
@@ -147,6 +147,22 @@ def test_connections_beyond_the_pool_are_told_busy_and_threads_stay_bounded(serv
         for s in idle:
             s.close()
     status, answer = post(server, json.dumps({"document": DOC}).encode())  # the pool is free again
+    assert status == 200 and answer["valid"]
+
+
+def test_a_body_that_never_arrives_is_answered_408_and_frees_its_worker(server):
+    """A client that sends 1 of the 1,000 bytes it promised is told so once the socket timeout
+    passes (JSON, 408), never held forever nor answered as a dmltile bug."""
+    host, port = server
+    head = f"POST /api/explain HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
+    with socket.create_connection(server, timeout=SOCKET_TIMEOUT * 6) as s:  # a hang guard only
+        s.sendall(head.encode() + b"Content-Length: 1000\r\n\r\n{")
+        reply = b""
+        while chunk := s.recv(65536):
+            reply += chunk
+    header, _, payload = reply.partition(b"\r\n\r\n")
+    assert int(header.split()[1]) == 408 and json.loads(payload)["status"] == 408
+    status, answer = post(server, json.dumps({"document": DOC}).encode())
     assert status == 200 and answer["valid"]
 
 
