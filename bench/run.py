@@ -415,6 +415,12 @@ def memory_targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
 
 
 def main() -> None:
+    if "--sweep" in sys.argv:
+        from sweep import main as sweep
+
+        seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 0
+        sweep(int(sys.argv[sys.argv.index("--sweep") + 1]), seed, "--markdown" in sys.argv)
+        return
     console = Console(width=200)
     info = machine()
     rows = []
