@@ -69,6 +69,23 @@ def test_copy_kernel_equals_np_copyto(pair):
 
 
 @needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(pair=strided_pair())
+def test_a_program_copy_with_ordinary_stores_equals_np_copyto(pair):
+    # The path a one-thread plan takes: a program step without streaming stores (short fills included).
+    (dtype, shape, pad, offset, reverse), src = pair
+    size = int(np.prod([n + p for n, p in zip(shape, pad, strict=True)])) * dtype.itemsize + offset + 64
+    raw, expect_raw = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    np.copyto(destination(expect_raw, dtype, shape, pad, offset, reverse), src)
+    dst = destination(raw, dtype, shape, pad, offset, reverse)
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, dst.shape, dst.strides, src.strides, dtype.itemsize)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(dst))
+    program.compile()(ctypes.addressof(bases))
+    assert np.array_equal(raw, expect_raw)  # every byte: the view's and the padding around it
+
+
+@needs_kernel
 @pytest.mark.parametrize("offset", [0, 4, 16, 36, 60])
 @pytest.mark.parametrize("width", [1, 2, 4, 8])
 def test_long_streamed_runs_fill_and_copy_exactly(offset, width):

@@ -65,9 +65,35 @@ static void stream_run(char *d, const char *s, int64_t n) {
     memcpy(d, s, (size_t)n);
 }
 
+/* The same fill with ordinary stores: constant-size moves the compiler turns into single stores (or
+ * a memset), so a short run (a row of one int8 repeated 3 times, of two int64 repeated 4000 times)
+ * costs a few instructions, not a pattern built byte by byte. */
+#define FILL(type)                                                                                   \
+    do {                                                                                             \
+        type v;                                                                                      \
+        memcpy(&v, elem, sizeof v);                                                                  \
+        for (int64_t k = 0; k < n; k += (int64_t)sizeof v) memcpy(d + k, &v, sizeof v);              \
+    } while (0);                                                                                     \
+    return
+static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
+    switch (width) {
+    case 1: memset(d, *elem, (size_t)n); return;
+    case 2: FILL(uint16_t);
+    case 4: FILL(uint32_t);
+    case 8: FILL(uint64_t);
+    default:
+        for (int64_t k = 0; k < n; k += width) memcpy(d + k, elem, (size_t)width);
+    }
+}
+#undef FILL
+
 /* Fill n bytes with the width-byte element at elem repeated (16 % width == 0, n % width == 0); with
  * stream, whole 64-byte lines are written with streaming stores. */
 static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int stream) {
+    if (!stream) {
+        fill_plain(d, elem, width, n);
+        return;
+    }
     int64_t k = 0;
 #if DMLTILE_STREAM
     int64_t head = stream ? to_line(d) : 0;
