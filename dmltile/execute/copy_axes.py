@@ -95,6 +95,19 @@ def widen(axes: tuple[Axis, ...], elem: int) -> tuple[tuple[Axis, ...], int]:
     return axes, elem
 
 
+def fill_element(axes: tuple[Axis, ...], elem: int) -> tuple[tuple[Axis, ...], int]:
+    """The axes for the copy kernel, and its element size: a contiguous innermost chunk of up to 16
+    bytes repeated along a broadcast axis right outside it becomes one element of a fill (the kernel
+    writes such runs as whole lines of a 16-byte pattern), else the axes as they are, in elements."""
+    if len(axes) > 1:
+        size, ds, ss = axes[-1]
+        chunk = size * elem
+        outer = axes[-2]
+        if ds == ss == elem and chunk > elem and 16 % chunk == 0 and outer[1] == chunk and outer[2] == 0:
+            return axes[:-1], chunk
+    return axes, elem
+
+
 def span(axes, stride_index: int, width: int) -> int:
     """Bytes between the first and one past the last byte a view touches: its destination
     (``stride_index`` 1) or its source (2)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .copy_axes import Axis, simplify, span, widen
+from .copy_axes import Axis, fill_element, simplify, span, widen
 from .costs import CopyCosts
 
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
@@ -99,8 +99,8 @@ def kernel_cost(
     rate = costs.kernel_rate(1)
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
-    merged = simplify(axes)
-    run, runs = kernel_runs(merged, elem)
+    merged, width = fill_element(simplify(axes), elem)
+    run, runs = kernel_runs(merged, width)
     if run < KERNEL_MIN_RUN and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run

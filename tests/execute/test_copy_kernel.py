@@ -4,6 +4,7 @@ any strided views, chosen by the planner only where its measured rate wins, and 
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -238,3 +239,17 @@ def test_an_input_inside_the_output_is_read_first(monkeypatch, kernel, sizes, re
     assert np.array_equal(
         np.frombuffer(bytes(buf), np.uint16).reshape(op.out_shape), np.tile(before, repeats)
     )
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    "sizes,repeats,dtype,width",
+    [([5, 2], [3, 7], np.float32, 8), ([3, 4], [2, 5], np.uint8, 4), ([4, 1, 2], [1, 9, 33], np.uint64, 16)],
+)
+def test_short_rows_repeated_stream_as_a_fill_of_the_whole_row(monkeypatch, sizes, repeats, dtype, width):
+    # A row of up to 16 bytes repeated along the next axis is streamed as one fill element the row's size.
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer="stream"))
+    op = numpy_backend.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=np.dtype(dtype).name), threads=1)
+    assert any(step.stream and step.width == width for step in op.array_plan.steps)
+    x = np.arange(np.prod(sizes)).astype(dtype).reshape(sizes) * 7 + 3
+    assert np.array_equal(op(x).view(np.uint8), np.tile(x, repeats).view(np.uint8))
