@@ -17,7 +17,8 @@ Not calibrated (it would take a copy of a few hundred MiB): the size from which 
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
 shared cache), and their speed relative to ordinary stores; both are fixed below.
 
-The cache sizes and the core count come from ``machine`` (which ``DMLTILE_MACHINE`` can fake); what
+The cache sizes come from ``machine``, lowered to where this machine's copy rate is measured to
+change (``measured_caches``), the core count from ``machine`` (``DMLTILE_MACHINE`` fakes both); what
 a copy costs under these figures is priced in ``pricing``.
 """
 
@@ -230,6 +231,12 @@ def measured_caches(machine: Machine) -> Machine:
         d = dst[:size].reshape(-1, src.size)
         calls = max(1, (4 << 20) // size)
         raw.append(_best(lambda d=d: np.copyto(d, src), calls, 5 if size < 16 << 20 else 3) / calls / size)
+    return cache_points(sizes, raw, machine)
+
+
+def cache_points(sizes: list[int], raw: list[float], machine: Machine) -> Machine:
+    """``machine`` with L2 and the last level where a curve of write rates (time per byte into
+    destinations of doubling ``sizes``) changes, as ``measured_caches`` describes."""
     rates = [
         sorted(raw[max(0, i - 1) : i + 2])[len(raw[max(0, i - 1) : i + 2]) // 2] for i in range(len(raw))
     ]
@@ -252,8 +259,8 @@ def _edge(rates: list[float], start: int) -> tuple[int, bool]:
 
 def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> CopyCosts:
     """Measure the cost model's parameters on ``machine``'s figures (default: this machine's), best of
-    a few runs each: about 0.3 s on a quiet machine, most of it faulting in and writing the
-    ``mem_bytes`` buffer that memory rates need."""
+    a few runs each: about 0.5 s on a quiet machine, most of it faulting in and writing the
+    ``mem_bytes`` buffer that memory rates need (default: four times the last level, 64-256 MiB)."""
     from concurrent.futures import ThreadPoolExecutor
 
     machine = machine or this_machine()
