@@ -84,6 +84,7 @@ class CopyCosts:
         points = (
             (self.l2_bytes // 2, self.byte_l2_ns if threads == 1 else llc),
             (self.llc_bytes // 4, llc),
+            (self.llc_bytes, llc),  # the measured last level holds its rate up to its size
             (self.llc_bytes * 4, mem),
         )
         if dst_bytes <= points[0][0]:

@@ -253,3 +253,23 @@ def test_short_rows_repeated_stream_as_a_fill_of_the_whole_row(monkeypatch, size
     assert any(step.stream and step.width == width for step in op.array_plan.steps)
     x = np.arange(np.prod(sizes)).astype(dtype).reshape(sizes) * 7 + 3
     assert np.array_equal(op(x).view(np.uint8), np.tile(x, repeats).view(np.uint8))
+
+
+@needs_kernel
+@pytest.mark.parametrize("shift", [0, 8, 16, 24, 40])
+@pytest.mark.parametrize("run", [2056, 4104, 6000])
+def test_long_runs_copy_exactly_at_every_misalignment(shift, run):
+    # Runs past 2048 bytes whose destination sits ``shift`` bytes (mod 64) past the source take a
+    # loop of their own in the kernel (memcpy's rep movsb is slow there): the bytes must not change.
+    rows = 5
+    src = np.random.default_rng(run).integers(0, 256, rows * run + 64, dtype=np.uint8)
+    raw, expect = np.zeros(rows * run + 128, np.uint8), np.zeros(rows * run + 128, np.uint8)
+    start = (copy_kernel.address(src) + shift - copy_kernel.address(raw)) % 64
+    dst, want = (np.ndarray((rows, run), np.uint8, b, start) for b in (raw, expect))
+    view = np.ndarray((rows, run), np.uint8, src, 0)
+    np.copyto(want, view)
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, dst.shape, dst.strides, view.strides, 1)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(view), copy_kernel.address(dst))
+    program.compile()(ctypes.addressof(bases))
+    assert np.array_equal(raw, expect)
