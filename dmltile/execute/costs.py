@@ -51,6 +51,7 @@ class CopyCosts:
     view_ns: float = 400.0  # building one strided view of the caller's array, per call
     loop_ns: float = 2.5  # per inner loop of NumPy's iteration (outer index step)
     vchunk_ns: float = 1.4  # per opaque V<n> element (a memmove each)
+    strided_ns: float = 0.25  # per element of an inner loop that is not contiguous in both views
     gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
@@ -294,6 +295,16 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     t_v = _best(lambda: np.copyto(vd, vs), 20, 7) / 20
     t_w = _best(lambda: np.copyto(wd, ws), 20, 7) / 20
     vchunk = max(0.0, (t_v - (t_w - n * loop)) / n)
+    # Elements one at a time: 4-byte elements 20 bytes apart in the source, against one contiguous run.
+    m = min(n, src.size // 20)
+    sd = dst[: 4 * m * 4].view(np.uint32).reshape(4, m)
+    ss = np.ndarray((4, m), np.uint32, src, 0, (0, 20))
+    cs = np.ndarray((4, m), np.uint32, src, 0, (0, 4))
+    strided = (
+        max(0.0, _best(lambda: np.copyto(sd, ss), 20, 7) - _best(lambda: np.copyto(sd, cs), 20, 7))
+        / 20
+        / (4 * m)
+    )
     rows = np.ndarray((n // 8,), f"V{chunk}", src, 0, (chunk,))
     index = np.arange(n, dtype=np.intp) % (n // 8)
     gd = np.ndarray((n,), f"V{chunk}", dst, 0, (chunk,))
@@ -346,6 +357,7 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         view_ns=max(0.0, view * ns),
         loop_ns=loop * ns,
         vchunk_ns=vchunk * ns,
+        strided_ns=strided * ns,
         gather_ns=gather * ns,
         l2_bytes=l2,
         llc_bytes=llc,

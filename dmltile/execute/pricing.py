@@ -62,7 +62,9 @@ def numpy_cost(
     nbytes = bands * total * width
     fixed = bands * (costs.call_ns + fresh * costs.view_ns)
     per = bands * (
-        (total // inner) * costs.loop_ns + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
+        (total // inner) * costs.loop_ns
+        + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
+        + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
     dst_span = max(span(w_axes, 1, width), nbytes)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
