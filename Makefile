@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 LINTED := dmltile tests bench docs examples
 
-.PHONY: test test-machines lint demo bench browser clean directml directml-live
+.PHONY: test test-machines lint demo bench bench-sweep browser clean directml directml-live
 
 $(STAMP): pyproject.toml hatch_build.py dmltile/execute/kernel/copy_kernel.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ demo: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# 300 random shapes like real models' against onnxruntime and the write floor (bench/README.md).
+SWEEP_SEED ?= 1
+bench-sweep: $(STAMP)
+	$(BIN)/python bench/run.py --sweep 300 --seed $(SWEEP_SEED)
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis

@@ -7,7 +7,8 @@ bench/README.md). Every other column is a time per call divided by the floor: nu
 onnxruntime CPU (run_with_iobinding, buffers bound once), dmltile's op with one thread and the
 default op (two threads allowed, used where the calibrated cost model says they help).
 Writes bench/results.json next to this file. ``--only TEXT`` runs the cases whose name contains
-TEXT (to rerun the worst one), ``--markdown`` also prints Markdown tables.
+TEXT (to rerun the worst one), ``--markdown`` also prints Markdown tables. ``--sweep N --seed S``
+runs the seeded sweep of N random shapes instead (``bench/sweep.py``, ``make bench-sweep``).
 """
 
 from __future__ import annotations
@@ -415,6 +416,12 @@ def memory_targets(rows: list[dict]) -> list[tuple[str, str, bool]]:
 
 
 def main() -> None:
+    if "--sweep" in sys.argv:
+        from sweep import main as sweep
+
+        seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 0
+        sweep(int(sys.argv[sys.argv.index("--sweep") + 1]), seed, "--markdown" in sys.argv)
+        return
     console = Console(width=200)
     info = machine()
     rows = []

@@ -15,6 +15,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
+from . import copy_kernel
 from .copy_axes import (
     Axis,
     banded,
@@ -60,7 +61,16 @@ def make_plan(
     if prefer - KINDS:
         raise ValueError(f"unknown plan kinds {sorted(prefer - KINDS)}; known: {sorted(KINDS)}")
     axes = split_inner_broadcast(simplify(tile_axes(sizes, repeats, src_strides, dst_strides)), elem)
-    _, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
+    cost, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
+    if recipe[0] != "direct" and not prefer:
+        # Any other plan runs through the plan runner (its views, or one call of the copy kernel through
+        # ctypes), a one-step plan on arrays as two reshapes and one np.copyto: on small outputs that
+        # difference decides, and the recursion above cannot see it (it prices steps, not calls).
+        one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
+        simple = min(one, two) if threads > 1 else one
+        runner = costs.kernel_call_ns if copy_kernel.available() else costs.view_ns
+        if simple < cost + runner:
+            recipe = ("direct", -1, 1)
     emitter = Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
     return emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])

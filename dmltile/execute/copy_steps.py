@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .copy_axes import banded, doubling, gather_index, simplify, through_temporary, widen
+from .copy_axes import banded, doubling, fill_element, gather_index, simplify, through_temporary, widen
 from .costs import CopyCosts
 from .pricing import copy_ways, gather_cost
 
@@ -166,8 +166,8 @@ class Emitter:
 
 def make_step(axes, elem, dst, dst_offset, src, src_offset, phase: int, stream: bool = False) -> Step:
     """The step copying over ``axes``: widened for np.copyto, or as they are for the copy kernel."""
-    if stream:  # the kernel joins runs itself: undo split_inner_broadcast, keep the element size
-        axes, width = simplify(axes), elem
+    if stream:  # the kernel joins runs itself: undo split_inner_broadcast; short rows become fills
+        axes, width = fill_element(simplify(axes), elem)
     else:
         axes, width = widen(axes, elem)
     return Step(

@@ -17,7 +17,8 @@ Not calibrated (it would take a copy of a few hundred MiB): the size from which 
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
 shared cache), and their speed relative to ordinary stores; both are fixed below.
 
-The cache sizes and the core count come from ``machine`` (which ``DMLTILE_MACHINE`` can fake); what
+The cache sizes come from ``machine``, lowered to where this machine's copy rate is measured to
+change (``measured_caches``), the core count from ``machine`` (``DMLTILE_MACHINE`` fakes both); what
 a copy costs under these figures is priced in ``pricing``.
 """
 
@@ -39,7 +40,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 3
+FORMAT = 4
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class CopyCosts:
     view_ns: float = 400.0  # building one strided view of the caller's array, per call
     loop_ns: float = 2.5  # per inner loop of NumPy's iteration (outer index step)
     vchunk_ns: float = 1.4  # per opaque V<n> element (a memmove each)
+    strided_ns: float = 0.25  # per element of an inner loop that is not contiguous in both views
     gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
@@ -58,7 +60,7 @@ class CopyCosts:
     byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
     byte_llc2_ns: float = 0.030  # the same two with both threads writing (time per byte of the whole copy)
     byte_mem2_ns: float = 0.052
-    far_src_ns: float = 0.015  # extra per byte when the source does not stay in L2
+    far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
     thread_ns: float = 25000.0  # handing half a copy to the second thread and waiting for it
     stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
@@ -83,6 +85,7 @@ class CopyCosts:
         points = (
             (self.l2_bytes // 2, self.byte_l2_ns if threads == 1 else llc),
             (self.llc_bytes // 4, llc),
+            (self.llc_bytes, llc),  # the measured last level holds its rate up to its size
             (self.llc_bytes * 4, mem),
         )
         if dst_bytes <= points[0][0]:
@@ -95,12 +98,13 @@ class CopyCosts:
 
     def src_ns(self, src_bytes: int, dst_bytes: int) -> float:
         """Extra per-byte cost of a source spanning ``src_bytes`` while ``dst_bytes`` are written: none
-        while it stays in half of L2 or both fit the last-level cache together, else rising (on log
-        size) to ``far_src_ns`` for a source as large as the last-level cache (the written lines evict it)."""
-        lo, hi = self.l2_bytes // 2, self.llc_bytes
-        if src_bytes <= lo or src_bytes + dst_bytes <= self.llc_bytes:
+        while it stays in half of L2, else rising (on log size) to ``far_src_ns`` for a source of twice
+        L2's size, which is read from the last level or memory (measured: a copy whose source is 4 MiB or
+        more costs twice one from a 16 KiB row, 0.068 against 0.034 ns per byte, both in the last level)."""
+        lo = self.l2_bytes // 2
+        if src_bytes <= lo or dst_bytes <= 0:
             return 0.0
-        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(hi / lo))
+        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
 
     @property
     def handoff_ns(self) -> float:
@@ -179,6 +183,8 @@ def _load_or_calibrate(machine: Machine) -> CopyCosts:
     except (OSError, ValueError, TypeError, KeyError):
         pass
     try:
+        if not machine.fake:  # faked figures are the test's to set; the real ones are measured
+            machine = measured_caches(machine)
         costs = calibrate(machine=machine)
     except (MemoryError, OSError, RuntimeError):
         return _fallback(machine)
@@ -199,20 +205,75 @@ def _fallback(machine: Machine) -> CopyCosts:
     )
 
 
-def calibrate(mem_bytes: int = 64 << 20, machine: Machine | None = None) -> CopyCosts:
+MEM_MAX = 256 << 20  # the largest buffer calibration writes: beyond the last level of most machines
+SLOWER = 1.25  # a rate this much slower than the level below it marks a level's edge
+
+
+def measured_caches(machine: Machine) -> Machine:
+    """``machine`` with the L2 and last-level sizes where this machine's write rate actually changes.
+
+    The operating system's figures can be wrong for what a copy meets: a VM may report its host's
+    whole last level (480 MiB here, where a copy slows down past 64 MiB). So copies from a block in L1
+    are timed into destinations of doubling size (64 KiB up to twice the reported last level, at most
+    MEM_MAX; a running median of three smooths out a noisy point). L2 ends at twice the last size
+    written at the rate of the smallest sizes (the model's L2 point is half of L2); the last level ends
+    at the last size written at the rate of the sizes just past L2. Each holds while the rate stays
+    within SLOWER of its level's; neither exceeds what the operating system reports, and without a
+    visible change the reported figure stands.
+    """
+    top = max(16 << 20, min(MEM_MAX, 2 * machine.llc_bytes))
+    dst = np.empty(top, np.uint8)
+    dst.fill(1)
+    src = np.arange(16 << 10, dtype=np.uint64).view(np.uint8)[: 16 << 10]
+    sizes = [64 << 10]
+    while sizes[-1] * 2 <= top:
+        sizes.append(sizes[-1] * 2)
+    raw = []
+    for size in sizes:
+        d = dst[:size].reshape(-1, src.size)
+        calls = max(1, (4 << 20) // size)
+        raw.append(_best(lambda d=d: np.copyto(d, src), calls, 5 if size < 16 << 20 else 3) / calls / size)
+    return cache_points(sizes, raw, machine)
+
+
+def cache_points(sizes: list[int], raw: list[float], machine: Machine) -> Machine:
+    """``machine`` with L2 and the last level where a curve of write rates (time per byte into
+    destinations of doubling ``sizes``) changes, as ``measured_caches`` describes."""
+    rates = [
+        sorted(raw[max(0, i - 1) : i + 2])[len(raw[max(0, i - 1) : i + 2]) // 2] for i in range(len(raw))
+    ]
+    l2_at, l2_ends = _edge(rates, 0)
+    llc_at, llc_ends = _edge(rates, l2_at + 2) if l2_ends and l2_at + 2 < len(sizes) else (0, False)
+    l2 = min(machine.l2_bytes, 2 * sizes[l2_at]) if l2_ends else machine.l2_bytes
+    llc = min(machine.llc_bytes, sizes[llc_at]) if llc_ends else machine.llc_bytes
+    return replace(machine, l2_bytes=l2, llc_bytes=max(l2, llc))
+
+
+def _edge(rates: list[float], start: int) -> tuple[int, bool]:
+    """(index of the last size from ``start`` written at the rate of the sizes just there, whether a
+    slower size follows): the rate is "the same" within SLOWER of the best of the first three."""
+    level = min(rates[start : start + 3])
+    for i in range(start, len(rates)):
+        if rates[i] > SLOWER * level:
+            return max(start, i - 1), True
+    return len(rates) - 1, False
+
+
+def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> CopyCosts:
     """Measure the cost model's parameters on ``machine``'s figures (default: this machine's), best of
-    a few runs each: about 0.3 s on a quiet machine, most of it faulting in and writing the
-    ``mem_bytes`` buffer that memory rates need."""
+    a few runs each: about 0.5 s on a quiet machine, most of it faulting in and writing the
+    ``mem_bytes`` buffer that memory rates need (default: four times the last level, 64-256 MiB)."""
     from concurrent.futures import ThreadPoolExecutor
 
     machine = machine or this_machine()
     l2, llc = machine.l2_bytes, machine.llc_bytes
+    # Memory rates need a destination well past the last level (64 MiB at least, MEM_MAX at most).
+    mem_bytes = mem_bytes or min(MEM_MAX, max(64 << 20, 4 * llc))
     # A source that stays in L2; at least the 32 KiB the loop and chunk measurements below read.
     block = max(32 << 10, l2 // 2)
     dst = np.empty(mem_bytes, np.uint8)
     dst.fill(1)
     src = np.arange(block // 8, dtype=np.uint64).view(np.uint8)
-    far = dst[: mem_bytes // 4]  # a source that does not stay in cache, copied into the rest of dst
 
     a, b = dst[:8], src[:8]
     call = _best(lambda: np.copyto(a, b), 400, 5) / 400
@@ -234,6 +295,16 @@ def calibrate(mem_bytes: int = 64 << 20, machine: Machine | None = None) -> Copy
     t_v = _best(lambda: np.copyto(vd, vs), 20, 7) / 20
     t_w = _best(lambda: np.copyto(wd, ws), 20, 7) / 20
     vchunk = max(0.0, (t_v - (t_w - n * loop)) / n)
+    # Elements one at a time: 4-byte elements 20 bytes apart in the source, against one contiguous run.
+    m = min(n, src.size // 20)
+    sd = dst[: 4 * m * 4].view(np.uint32).reshape(4, m)
+    ss = np.ndarray((4, m), np.uint32, src, 0, (0, 20))
+    cs = np.ndarray((4, m), np.uint32, src, 0, (0, 4))
+    strided = (
+        max(0.0, _best(lambda: np.copyto(sd, ss), 20, 7) - _best(lambda: np.copyto(sd, cs), 20, 7))
+        / 20
+        / (4 * m)
+    )
     rows = np.ndarray((n // 8,), f"V{chunk}", src, 0, (chunk,))
     index = np.arange(n, dtype=np.intp) % (n // 8)
     gd = np.ndarray((n,), f"V{chunk}", dst, 0, (chunk,))
@@ -263,13 +334,17 @@ def calibrate(mem_bytes: int = 64 << 20, machine: Machine | None = None) -> Copy
     small = src[: block // 4]
     b_l2 = rate(block, small, 1)
     mid = min(llc // 4, mem_bytes // 4)
-    b_llc = rate(mid, src, 1)
-    b_mem = rate(mem_bytes, src, 1)
-    b_far = max(0.0, rate(mem_bytes - far.size, far) - b_mem)
+    # Rows of a Tile's source are mostly far smaller than L2; a source of half of a large L2 would
+    # itself be pushed out by the written lines and price every copy as if re-reading it.
+    row = src[: min(src.size, 256 << 10)]
+    b_llc = rate(mid, row, 1)
+    b_mem = rate(mem_bytes, row, 1)
+    # A source as large as the destination, both at the last-level point: it is read from there.
+    b_far = max(0.0, rate(mid, dst[:mid], 1) - b_llc)
     try:
         if machine.cpus > 1:
             thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
-            b_llc2, b_mem2 = rate(mid, src, 2), rate(mem_bytes, src, 2)
+            b_llc2, b_mem2 = rate(mid, row, 2), rate(mem_bytes, row, 2)
         else:
             b_llc2, b_mem2, thread = b_llc, b_mem, 1e3  # one CPU: a second thread never pays (1e12 ns)
         kernel = _kernel_costs(dst, src, pool) if copy_kernel.available() else {}
@@ -282,6 +357,7 @@ def calibrate(mem_bytes: int = 64 << 20, machine: Machine | None = None) -> Copy
         view_ns=max(0.0, view * ns),
         loop_ns=loop * ns,
         vchunk_ns=vchunk * ns,
+        strided_ns=strided * ns,
         gather_ns=gather * ns,
         l2_bytes=l2,
         llc_bytes=llc,

@@ -1,6 +1,8 @@
 """The machine figures the copy cost model depends on: L2 and last-level cache sizes and the core count.
 
-They are read from the operating system (sysfs on Linux, ``os.cpu_count()``), or replaced for a whole
+They are read from the operating system (sysfs on Linux, ``os.cpu_count()``); calibration then
+measures where a copy's rate actually changes and lowers the cache sizes to it (``costs.measured_caches``:
+a VM may report its host's whole last level). They can be replaced for a whole
 run by ``DMLTILE_MACHINE``, e.g. ``DMLTILE_MACHINE="llc=2MiB"`` or ``"l2=256KiB,llc=1GiB,cpus=1"``.
 The knob exists so that the tests can be run as if on another machine: a planner whose prices
 depend on the cache size must give right answers whatever that size is, and a test suite that only

@@ -349,6 +349,7 @@ class NumpyTile(CompiledTile):
         self._arrays = PlanRunner(self.array_plan, threads)
         self._fast = _reshape_recipe(self.array_plan, elem)
         self._last_fast: tuple | None = None
+        self._last_buffers: tuple | None = None
 
     def plan_info(self) -> dict[str, Any]:
         """How a call on arrays runs, as plain data: the outermost recipe (``kind``), the number of
@@ -392,7 +393,12 @@ class NumpyTile(CompiledTile):
             if last is not None and last[0] is x and last[1] is out:
                 np.copyto(last[2], last[3])
                 return
-            d, s = out.reshape(fast[0]), x.reshape(fast[1])
+            out_shape, x_shape, wide = fast
+            if wide is None:
+                d, s = out.reshape(out_shape), x.reshape(x_shape)
+            else:  # the plan's wider element: rows as one integer or opaque chunk each, not per element
+                d = out.reshape(out_shape).view(wide)
+                s = np.ascontiguousarray(x).reshape(x_shape).view(wide)
             np.copyto(d, s)
             # The same arrays passed again reuse these reshapes; only views (a contiguous x) are kept,
             # and they keep x and out alive, so "is" cannot match a new array at a recycled address.
@@ -408,7 +414,15 @@ class NumpyTile(CompiledTile):
         TotalTensorSizeInBytes, so programs must not rely on padding surviving). Output strides that
         alias (DML109, a race on a GPU) are written in row-major order, the last write winning.
         """
-        src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
+        last = self._last_buffers
+        if last is not None and last[0] is in_buf and last[1] is out_buf and not poison_padding:
+            src, dst = last[2], last[3]  # the same arrays again (pre-bound buffers): checked already
+        else:
+            src, dst = buffer_views(self.desc, in_buf, out_buf, poison_padding)
+            # Kept (alive, so "is" cannot match a new array at a recycled address) for small arrays only.
+            small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
+            arrays = type(in_buf) is np.ndarray and type(out_buf) is np.ndarray
+            self._last_buffers = (in_buf, out_buf, src, dst) if small and arrays else None
         if self.aliasing_output:
             x = np.ascontiguousarray(strided(src, self.desc.input)).view(self.dtype)
             scatter_row_major(dst, self.desc.output, self(x))
@@ -417,9 +431,12 @@ class NumpyTile(CompiledTile):
             self._buffers.run(src, dst)
 
 
-def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """For a one-step plan on packed arrays in element units: the shapes to reshape ``out`` and ``x`` to,
-    so a call is two reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors)."""
+def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype | None] | None:
+    """For a one-step plan on packed arrays: the shapes (in elements) to reshape ``out`` and ``x`` to, and
+    the step's wider element type to view both as (None when it is the element itself), so a call is two
+    reshapes and one broadcasting np.copyto (the cheapest path on tiny tensors). Viewing as the wider
+    element keeps what the planner priced: a row of 2 int64 repeated 4000 times is 4000 16-byte
+    moves, not 4000 inner loops of NumPy's (measured 1.3 us against 15 us)."""
     if (
         len(plan.steps) != 1
         or plan.temps
@@ -440,7 +457,8 @@ def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, 
         return None
     if not _packed_in_order(shape, src_strides, elem):
         return None
-    return shape, tuple(n if s else 1 for n, s in zip(shape, src_strides, strict=False))
+    wide = None if step.width == elem else element_type(step.width)
+    return shape, tuple(n if s else 1 for n, s in zip(shape, src_strides, strict=False)), wide
 
 
 def _packed_in_order(shape, src_strides, elem: int) -> bool:

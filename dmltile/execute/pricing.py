@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .copy_axes import Axis, simplify, span, widen
+from .copy_axes import Axis, fill_element, simplify, span, widen
 from .costs import CopyCosts
 
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
@@ -62,7 +62,9 @@ def numpy_cost(
     nbytes = bands * total * width
     fixed = bands * (costs.call_ns + fresh * costs.view_ns)
     per = bands * (
-        (total // inner) * costs.loop_ns + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
+        (total // inner) * costs.loop_ns
+        + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
+        + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
     dst_span = max(span(w_axes, 1, width), nbytes)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
@@ -99,8 +101,8 @@ def kernel_cost(
     rate = costs.kernel_rate(1)
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
-    merged = simplify(axes)
-    run, runs = kernel_runs(merged, elem)
+    merged, width = fill_element(simplify(axes), elem)
+    run, runs = kernel_runs(merged, width)
     if run < KERNEL_MIN_RUN and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run

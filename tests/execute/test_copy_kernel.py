@@ -4,6 +4,7 @@ any strided views, chosen by the planner only where its measured rate wins, and 
 from __future__ import annotations
 
 import ctypes
+import functools
 import json
 import os
 import shutil
@@ -65,6 +66,23 @@ def test_copy_kernel_equals_np_copyto(pair):
     raw, expect_raw = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
     np.copyto(destination(expect_raw, dtype, shape, pad, offset, reverse), src)
     copy_kernel.stream_copy(destination(raw, dtype, shape, pad, offset, reverse), src)
+    assert np.array_equal(raw, expect_raw)  # every byte: the view's and the padding around it
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(pair=strided_pair())
+def test_a_program_copy_with_ordinary_stores_equals_np_copyto(pair):
+    # The path a one-thread plan takes: a program step without streaming stores (short fills included).
+    (dtype, shape, pad, offset, reverse), src = pair
+    size = int(np.prod([n + p for n, p in zip(shape, pad, strict=True)])) * dtype.itemsize + offset + 64
+    raw, expect_raw = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    np.copyto(destination(expect_raw, dtype, shape, pad, offset, reverse), src)
+    dst = destination(raw, dtype, shape, pad, offset, reverse)
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, dst.shape, dst.strides, src.strides, dtype.itemsize)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(dst))
+    program.compile()(ctypes.addressof(bases))
     assert np.array_equal(raw, expect_raw)  # every byte: the view's and the padding around it
 
 
@@ -221,3 +239,37 @@ def test_an_input_inside_the_output_is_read_first(monkeypatch, kernel, sizes, re
     assert np.array_equal(
         np.frombuffer(bytes(buf), np.uint16).reshape(op.out_shape), np.tile(before, repeats)
     )
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    "sizes,repeats,dtype,width",
+    [([5, 2], [3, 7], np.float32, 8), ([3, 4], [2, 5], np.uint8, 4), ([4, 1, 2], [1, 9, 33], np.uint64, 16)],
+)
+def test_short_rows_repeated_stream_as_a_fill_of_the_whole_row(monkeypatch, sizes, repeats, dtype, width):
+    # A row of up to 16 bytes repeated along the next axis is streamed as one fill element the row's size.
+    monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer="stream"))
+    op = numpy_backend.NumpyTile(dmltile.tile_desc(sizes, repeats, dtype=np.dtype(dtype).name), threads=1)
+    assert any(step.stream and step.width == width for step in op.array_plan.steps)
+    x = np.arange(np.prod(sizes)).astype(dtype).reshape(sizes) * 7 + 3
+    assert np.array_equal(op(x).view(np.uint8), np.tile(x, repeats).view(np.uint8))
+
+
+@needs_kernel
+@pytest.mark.parametrize("shift", [0, 8, 16, 24, 40])
+@pytest.mark.parametrize("run", [2056, 4104, 6000])
+def test_long_runs_copy_exactly_at_every_misalignment(shift, run):
+    # Runs past 2048 bytes whose destination sits ``shift`` bytes (mod 64) past the source take a
+    # loop of their own in the kernel (memcpy's rep movsb is slow there): the bytes must not change.
+    rows = 5
+    src = np.random.default_rng(run).integers(0, 256, rows * run + 64, dtype=np.uint8)
+    raw, expect = np.zeros(rows * run + 128, np.uint8), np.zeros(rows * run + 128, np.uint8)
+    start = (copy_kernel.address(src) + shift - copy_kernel.address(raw)) % 64
+    dst, want = (np.ndarray((rows, run), np.uint8, b, start) for b in (raw, expect))
+    view = np.ndarray((rows, run), np.uint8, src, 0)
+    np.copyto(want, view)
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, dst.shape, dst.strides, view.strides, 1)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(view), copy_kernel.address(dst))
+    program.compile()(ctypes.addressof(bases))
+    assert np.array_equal(raw, expect)

@@ -257,3 +257,36 @@ def test_reused_arrays_on_the_one_copy_path():
         for k in range(3):
             x += k
             assert np.array_equal(op(x, out), np.tile(x, (1, 2, 3)))
+
+
+# Write rates (ns per byte) into 64 KiB, 128 KiB, ... 256 MiB, as measured on the project's VM, which
+# reports a 2 MiB L2 and a 480 MiB last level: the rate rises past 1 MiB and again past 64 MiB.
+VM_SIZES = [64 << (10 + k) for k in range(13)]
+VM_RATES = [0.019, 0.017, 0.016, 0.016, 0.016, 0.023, 0.035, 0.035, 0.036, 0.035, 0.038, 0.055, 0.08]
+
+
+def test_cache_points_are_where_the_measured_rate_changes():
+    reported = Machine(l2_bytes=2 << 20, llc_bytes=480 << 20, cpus=2)
+    assert costs.cache_points(VM_SIZES, VM_RATES, reported) == Machine(2 << 20, 64 << 20, 2)
+    noisy = VM_RATES[:7] + [0.046] + VM_RATES[8:]  # one slow point inside the last level: smoothed out
+    assert costs.cache_points(VM_SIZES, noisy, reported).llc_bytes == 64 << 20
+    # Never above what the system reports, and a curve without a change keeps the reported figures.
+    small = Machine(l2_bytes=512 << 10, llc_bytes=32 << 20, cpus=2)
+    assert costs.cache_points(VM_SIZES, VM_RATES, small) == small
+    assert costs.cache_points(VM_SIZES, [0.02] * len(VM_SIZES), reported) == reported
+
+
+def test_a_faked_machine_is_not_measured(tmp_path, monkeypatch):
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
+    monkeypatch.setenv("DMLTILE_MACHINE", "l2=256KiB,llc=2MiB")
+    monkeypatch.setattr(costs, "measured_caches", lambda machine: pytest.fail("a fake was measured"))
+    monkeypatch.setattr(
+        costs,
+        "calibrate",
+        lambda machine: costs.CopyCosts(
+            l2_bytes=machine.l2_bytes, llc_bytes=machine.llc_bytes, calibrated=True
+        ),
+    )
+    monkeypatch.setattr(costs, "_costs", None)
+    assert (costs.machine_costs().l2_bytes, costs.machine_costs().llc_bytes) == (256 << 10, 2 << 20)

@@ -65,9 +65,61 @@ static void stream_run(char *d, const char *s, int64_t n) {
     memcpy(d, s, (size_t)n);
 }
 
+/* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_steps.py's
+ * misaligned alternatives avoid: the destination 8-24 bytes (mod 64) past the source. */
+static int rep_movsb_slow(const char *d, const char *s) {
+    int64_t k = (int64_t)(((uintptr_t)d - (uintptr_t)s) & 63);
+    return 0 < k && k < 32;
+}
+
+/* Copy n bytes with ordinary 16-byte stores. glibc's memcpy moves 2112 bytes up to L2's size with
+ * rep movsb, which runs about 10x slower when the destination sits 8-24 bytes (mod 64) past the
+ * source; runs that meet that case take this loop instead, which has none. */
+static void plain_run(char *d, const char *s, int64_t n) {
+#if DMLTILE_STREAM
+    for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
+        __m128i a = _mm_loadu_si128((const __m128i *)s);
+        __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+        __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+        _mm_storeu_si128((__m128i *)d, a);
+        _mm_storeu_si128((__m128i *)(d + 16), b);
+        _mm_storeu_si128((__m128i *)(d + 32), c);
+        _mm_storeu_si128((__m128i *)(d + 48), e);
+    }
+#endif
+    memcpy(d, s, (size_t)n);
+}
+
+/* The same fill with ordinary stores: constant-size moves the compiler turns into single stores (or
+ * a memset), so a short run (a row of one int8 repeated 3 times, of two int64 repeated 4000 times)
+ * costs a few instructions, not a pattern built byte by byte. */
+#define FILL(type)                                                                                   \
+    do {                                                                                             \
+        type v;                                                                                      \
+        memcpy(&v, elem, sizeof v);                                                                  \
+        for (int64_t k = 0; k < n; k += (int64_t)sizeof v) memcpy(d + k, &v, sizeof v);              \
+    } while (0);                                                                                     \
+    return
+static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
+    switch (width) {
+    case 1: memset(d, *elem, (size_t)n); return;
+    case 2: FILL(uint16_t);
+    case 4: FILL(uint32_t);
+    case 8: FILL(uint64_t);
+    default:
+        for (int64_t k = 0; k < n; k += width) memcpy(d + k, elem, (size_t)width);
+    }
+}
+#undef FILL
+
 /* Fill n bytes with the width-byte element at elem repeated (16 % width == 0, n % width == 0); with
  * stream, whole 64-byte lines are written with streaming stores. */
 static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int stream) {
+    if (!stream) {
+        fill_plain(d, elem, width, n);
+        return;
+    }
     int64_t k = 0;
 #if DMLTILE_STREAM
     int64_t head = stream ? to_line(d) : 0;
@@ -106,6 +158,9 @@ static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t 
     }
     if (stream && run >= 2 * LINE) {
         EACH(stream_run(d, s, run));
+    }
+    if (run > 2048) {
+        EACH(if (rep_movsb_slow(d, s)) plain_run(d, s, run); else memcpy(d, s, (size_t)run));
     }
     switch (run) {
     case 1: EACH(*d = *s);
@@ -195,17 +250,11 @@ EXPORT int dmltile_stream_copy(char *dst, const char *src, int ndim, const int64
     return code;
 }
 
-/* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_steps.py's
- * misaligned alternatives avoid: the destination 8-24 bytes (mod 64) past the source. */
-static int misaligned(const char *d, const char *s) {
-    int64_t k = (int64_t)(((uintptr_t)d - (uintptr_t)s) & 63);
-    return 0 < k && k < 32;
-}
 
 /* A whole plan in one call, its steps in order. bases[b] is the start of buffer b (the input, the
  * output, the temporaries). A step is STEP_HEADER values, then shape, dst strides, src strides:
  *   kind (0 copy, 1 gather), dst buffer, dst offset, src buffer, src offset, ndim, width, stream,
- *   when (0 always, 1 only when dst and src are not misaligned(), 2 only when they are),
+ *   when (0 always, 1 only when dst and src are not rep_movsb_slow(), 2 only when they are),
  *   index address (a gather: shape[0] destination chunks of width bytes, dst stride apart; chunk j
  *   is source chunk index[j]).
  * Returns 0, or the 1-based number of the first step refused. */
@@ -218,7 +267,7 @@ EXPORT int dmltile_run_plan(char *const *bases, const int64_t *program, int64_t 
         program += STEP_HEADER + 3 * (int64_t)ndim;
         char *d = bases[h[1]] + h[2];
         const char *s = bases[h[3]] + h[4];
-        if ((h[8] == 1 && misaligned(d, s)) || (h[8] == 2 && !misaligned(d, s))) continue;
+        if ((h[8] == 1 && rep_movsb_slow(d, s)) || (h[8] == 2 && !rep_movsb_slow(d, s))) continue;
         const int64_t *shape = h + STEP_HEADER;
         int stream = (int)h[7];
         if (h[0] == 1) {
