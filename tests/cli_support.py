@@ -110,3 +110,22 @@ def without_positions(reports: list[dict]) -> list[dict]:
         for issue in report["issues"]:
             assert issue.pop("line") >= 1 and issue.pop("column") >= 1, issue
     return reports
+
+
+def tile_model_file(folder: Path) -> Path:
+    """A one-node ONNX Tile model (float32 [2, 3], repeats [2, 2] as an initializer) saved in
+    ``folder``; skips the test without onnx."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    repeats = helper.make_tensor("r", TensorProto.INT64, [2], [2, 2])
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [repeats],
+    )
+    path = folder / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return path

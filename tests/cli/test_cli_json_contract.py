@@ -12,7 +12,7 @@ import pytest
 
 from dmltile.cli.report_schemas import REPORTS, report_schema
 
-from ..cli_support import EXAMPLES, invoke, script
+from ..cli_support import EXAMPLES, invoke, script, tile_model_file
 
 
 def one_document(text: str):
@@ -51,19 +51,7 @@ def test_real_output_validates_against_its_schema(args, schema, status):
 
 
 def test_check_output_validates_against_its_schema(tmp_path):
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
-
-    repeats = helper.make_tensor("r", TensorProto.INT64, [2], [2, 2])
-    graph = helper.make_graph(
-        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [repeats],
-    )
-    path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    path = tile_model_file(tmp_path)
     result = invoke("check", path, "--json", "-l", "5.0")
     assert result.exit_code == 0, result.stderr
     doc = one_document(result.stdout)

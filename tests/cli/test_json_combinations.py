@@ -15,7 +15,7 @@ from dmltile.cli.report_schemas import report_schema
 from dmltile.execute.compare import compared_with
 from dmltile.execute.directml import oracle
 
-from ..cli_support import DOC_EXAMPLE, EXAMPLES, invoke
+from ..cli_support import DOC_EXAMPLE, EXAMPLES, invoke, tile_model_file
 
 INVALID = EXAMPLES / "invalid_output_sizes.json"
 DIRECTML = oracle.setup_problem() is None
@@ -84,19 +84,7 @@ def test_info(args, tmp_path):
 
 @pytest.fixture
 def tile_model(tmp_path):
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper
-
-    repeats = helper.make_tensor("r", TensorProto.INT64, [2], [2, 2])
-    graph = helper.make_graph(
-        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        [repeats],
-    )
-    path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    path = tile_model_file(tmp_path)
     return path
 
 
