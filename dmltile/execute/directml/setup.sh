@@ -9,6 +9,7 @@
 #   3. Mesa 25 lavapipe from bookworm-backports, extracted (dpkg -x) into a private folder, not installed
 #   4. builds runner.c with mingw-w64 into runner.exe
 #   5. creates the Wine prefix, then records each DLL's FileVersion and max feature level (versions.json)
+#   6. onnxruntime.dll out of the same wheels (where they ship it) and ort_runner.c built into ort_runner.exe
 # Everything downloaded or built goes under ONE folder:
 #   $DMLTILE_DIRECTML_HOME (default ${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml)
 # Usage: setup.sh [onnxruntime-directml version ...]     (default: $DMLTILE_DIRECTML_VERSIONS or the list below)
@@ -103,4 +104,32 @@ step "Wine prefix" "$t"
 t=$(now)
 DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/oracle.py" record-versions
 step "version table (versions.json)" "$t"
+# 6. onnxruntime-directml itself: onnxruntime.dll per wheel (the C API with the DirectML provider) --
+#    and ort_runner.exe, which drives it. Wheels that ship no onnxruntime.dll get a note saying so.
+t=$(now)
+for v in ${DMLTILE_ORT_VERSIONS:-$VERSIONS}; do
+  d="$H/ort/$v"
+  if [ -f "$d/onnxruntime.dll" ] || [ -f "$d/no-onnxruntime-dll.txt" ]; then continue; fi
+  mkdir -p "$H/wheels" "$d"
+  for py in 3.11 3.8 3.7; do
+    if pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
+         --python-version "$py" "onnxruntime-directml==$v" -d "$H/wheels" 2>/dev/null; then break; fi
+  done
+  whl=$(ls "$H"/wheels/onnxruntime_directml-"$v"-*.whl 2>/dev/null | head -1)
+  [ -n "$whl" ] || { echo "no Windows wheel of onnxruntime-directml==$v on the package index"; exit 1; }
+  if unzip -l "$whl" | grep -q 'capi/onnxruntime\.dll$'; then
+    unzip -o -q -j "$whl" '*capi/onnxruntime.dll' '*capi/onnxruntime_providers_shared.dll' '*capi/DirectML.dll' -d "$d"
+  else
+    echo "$(basename "$whl") ships no onnxruntime.dll (only the Python extension onnxruntime_pybind11_state.pyd), so its C API cannot be driven" \
+      > "$d/no-onnxruntime-dll.txt"
+  fi
+  rm -f "$whl"
+done
+if [ ! -f "$H/ort_runner.exe" ] || [ "$HERE/ort_runner.c" -nt "$H/ort_runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/ort_runner.exe" ]; then
+  x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -static -s \
+    -o "$H/ort_runner.exe.tmp" "$HERE/ort_runner.c" -I"$HERE" -lversion
+  mv "$H/ort_runner.exe.tmp" "$H/ort_runner.exe"
+fi
+DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/ort_provider.py" record-info
+step "onnxruntime-directml runner + onnxruntime.dll" "$t"
 awk -v a="$(now)" -v b="$T0" -v h="$H" 'BEGIN { printf "ready: %s  (%.1f s in all)\n", h, a - b }'
