@@ -15,7 +15,7 @@ A request is a dict: ``id``, ``model`` (serialized ModelProto bytes), ``inputs``
 strings as an object array of str}), ``outputs`` (names to fetch; none: the session is only
 created), ``fusion`` (False keeps every node under its own name: ep.dml.disable_graph_fusion),
 ``cpu_fallback`` (False: session creation fails when a node would leave the provider),
-``free_dims`` ({symbolic name: size}).
+``free_dims`` ({symbolic name: size}), ``dml`` (False: the CPU provider alone, as a reference).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -84,6 +83,9 @@ class ModelRun:
     error: str | None = None
     providers: dict[str, str] = field(default_factory=dict)
     ops: dict[str, str] = field(default_factory=dict)  # node name -> op type, from the profiler
+    output_shapes: dict[str, list[list[int]]] = field(
+        default_factory=dict
+    )  # node name -> its outputs' shapes
     placed: dict[str, list[str]] = field(default_factory=dict)
     outputs: dict[str, np.ndarray] = field(default_factory=dict)
     log: list[dict[str, Any]] = field(default_factory=list)
@@ -151,14 +153,18 @@ def resolve_wheel(wheel: str | None = None, directml: str | None = None, home: P
     if wheel is not None:
         wheel = str(wheel).removeprefix("onnxruntime-directml==")
         if wheel not in [r["wheel_version"] for r in wheels]:
-            raise oracle.OracleError(f"onnxruntime-directml {wheel} is not installed here; installed: {names}")
+            raise oracle.OracleError(
+                f"onnxruntime-directml {wheel} is not installed here; installed: {names}"
+            )
         return wheel
     if directml is not None:
         for r in wheels:
             if str(r.get("directml", "")) in (directml, f"{directml}.0"):
                 return str(r["wheel_version"])
         found = ", ".join(f"{r['wheel_version']} (DirectML {r.get('directml')})" for r in wheels)
-        raise oracle.OracleError(f"no installed onnxruntime-directml wheel ships DirectML {directml}: {found}")
+        raise oracle.OracleError(
+            f"no installed onnxruntime-directml wheel ships DirectML {directml}: {found}"
+        )
     if not wheels:
         raise oracle.OracleError(ort_setup_problem(home) or "no onnxruntime-directml wheel installed")
     return str(wheels[0]["wheel_version"])
@@ -172,7 +178,12 @@ def _encode_input(name: str, value: Any) -> dict[str, Any]:
     array = np.asarray(value)
     if array.dtype.kind in "OUS":
         strings = [str(s).encode() for s in array.reshape(-1)]
-        return {"name": name, "type": STRING, "shape": list(array.shape), "strings": [s.hex() for s in strings]}
+        return {
+            "name": name,
+            "type": STRING,
+            "shape": list(array.shape),
+            "strings": [s.hex() for s in strings],
+        }
     kind = NUMPY_TO_ONNX.get(array.dtype.name)
     if kind is None:
         raise ValueError(f"input {name!r}: dtype {array.dtype} has no ONNX tensor type here")
@@ -191,6 +202,7 @@ def request_line(request: dict[str, Any], index: int) -> str:
         "model": bytes(request["model"]).hex(),
         "fusion": bool(request.get("fusion", True)),
         "cpu_fallback": bool(request.get("cpu_fallback", True)),
+        "dml": bool(request.get("dml", True)),
         "free_dims": {k: int(v) for k, v in (request.get("free_dims") or {}).items()},
         "inputs": [_encode_input(k, v) for k, v in (request.get("inputs") or {}).items()],
         "outputs": list(request.get("outputs") or []),
@@ -233,32 +245,32 @@ def parse_placements(log: list[dict[str, Any]]) -> dict[str, list[str]]:
     return placed
 
 
-def parse_profile(events: list[dict[str, Any]]) -> tuple[dict[str, str], dict[str, str]]:
-    """({node name: provider}, {node name: op type}) from the profiler's per-node kernel events."""
-    providers, ops = {}, {}
+def parse_profile(events: list[dict[str, Any]], run: ModelRun) -> None:
+    """Each executed node's provider, op type and output shapes, from the profiler's kernel events."""
     for e in events:
         args = e.get("args") or {}
         name = str(e.get("name", ""))
         if e.get("cat") == "Node" and "provider" in args and name.endswith("_kernel_time"):
             node = name.removesuffix("_kernel_time")
-            providers[node] = str(args["provider"])
-            ops[node] = str(args.get("op_name", ""))
-    return providers, ops
+            run.providers[node] = str(args["provider"])
+            run.ops[node] = str(args.get("op_name", ""))
+            shapes = [
+                next(iter(o.values()), []) for o in args.get("output_type_shape") or [] if isinstance(o, dict)
+            ]
+            run.output_shapes[node] = [[int(d) for d in shape] for shape in shapes]
 
 
 def _answer(raw: dict[str, Any], request_id: str) -> ModelRun:
     log = list(raw.get("log") or [])
-    providers, ops = parse_profile(raw.get("profile") or [])
     run = ModelRun(
         id=str(raw.get("id", request_id)),
         stage=str(raw.get("stage", "crash" if "crash" in raw else "?")),
         error=raw.get("error"),
-        providers=providers,
-        ops=ops,
         placed=parse_placements(log),
         log=log,
         crash=raw.get("crash"),
     )
+    parse_profile(raw.get("profile") or [], run)
     for out in raw.get("outputs") or []:
         if "error" not in out:
             run.outputs[out["name"]] = _decode_output(out)
@@ -315,11 +327,15 @@ def runner_info(wheel: str, home: Path | None = None) -> dict[str, Any]:
         )
     rows = _lines(proc.stdout)
     if not rows:
-        raise oracle.OracleError(f"{RUNNER} printed nothing for {wheel} (exit {proc.returncode}): {proc.stderr[-400:]}")
+        raise oracle.OracleError(
+            f"{RUNNER} printed nothing for {wheel} (exit {proc.returncode}): {proc.stderr[-400:]}"
+        )
     return rows[0]
 
 
-def run_models(requests: list[dict[str, Any]], wheel: str | None = None, home: Path | None = None) -> list[ModelRun]:
+def run_models(
+    requests: list[dict[str, Any]], wheel: str | None = None, home: Path | None = None
+) -> list[ModelRun]:
     """Run each request on the real DirectML provider of one onnxruntime-directml wheel; one ModelRun each.
 
     All requests share one runner process (Wine starts once); a request that crashes the runner
@@ -385,7 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     if args == ["record-info"]:
         for row in record_info():
             state = "starts" if row.get("dml_ok") else f"does not start: {row.get('error')}"
-            print(f"  onnxruntime {row.get('ort_version'):>8}  DirectML {row.get('directml')}  provider {state}")
+            print(
+                f"  onnxruntime {row.get('ort_version'):>8}  DirectML {row.get('directml')}  provider {state}"
+            )
         return 0
     if args == ["wheels"]:
         print(json.dumps(ort_wheels(), indent=1))

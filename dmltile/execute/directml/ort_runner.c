@@ -16,6 +16,7 @@
  *                     "fusion": true,               (false: ep.dml.disable_graph_fusion=1, nodes keep their names)
  *                     "cpu_fallback": true,         (false: session.disable_cpu_ep_fallback=1)
  *                     "free_dims": {"batch": 8},    (AddFreeDimensionOverrideByName)
+ *                     "dml": true,                  (false: the CPU provider alone, as a reference)
  *                     "inputs": [{"name": "x", "type": 1, "shape": [2, 3], "data": "hex"}
  *                                | {"name": "s", "type": 8, "shape": [2], "strings": ["hex", ...]}],
  *                     "outputs": ["y"]}             (none: the session is created, not run)
@@ -204,7 +205,9 @@ static const char *set_options(Case *c, const JValue *req, wchar_t *profile_pref
     }
     if (failed(API(ORT_ENABLE_PROFILING, Status(WINAPI *)(void *, const wchar_t *))(c->options, profile_prefix), err, n))
         return "EnableProfiling";
-    if (failed(g_append_dml(c->options, 0), err, n)) return "OrtSessionOptionsAppendExecutionProvider_DML";
+    const JValue *dml = jget(req, "dml");
+    if (!(dml && dml->type == J_BOOL && !dml->boolean) && failed(g_append_dml(c->options, 0), err, n))
+        return "OrtSessionOptionsAppendExecutionProvider_DML";
     return NULL;
 }
 
