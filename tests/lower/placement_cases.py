@@ -87,7 +87,10 @@ def tile_case(
             inputs["r"] = np.array(repeats, np.int64)
     ir_version = 8 if elem <= TensorProto.BFLOAT16 else 10
     model = _model(nodes, graph_inputs, initializers, opset, ir_version, elem)
-    return PlacementCase(case_id, kind, model, inputs, dict(free_dims or {}), {"dims": dict(free_dims or {})})
+    check: dict[str, Any] = {"dims": dict(free_dims or {})}
+    if source == "runtime":  # check is told the values the run feeds, as `check --observe` does
+        check["repeats"] = {"t": list(repeats)}
+    return PlacementCase(case_id, kind, model, inputs, dict(free_dims or {}), check)
 
 
 def onnx_conformance_cases() -> list[PlacementCase]:
@@ -115,9 +118,9 @@ def onnx_conformance_cases() -> list[PlacementCase]:
             for n, a in zip(node.input, (x, repeats), strict=True)
         ]
         shipped = _model([node], graph_inputs)
-        cases.append(
-            PlacementCase(f"onnx/{name}", "onnx", shipped, {node.input[0]: x, node.input[1]: repeats})
-        )
+        feeds = {node.input[0]: x, node.input[1]: repeats}
+        check = {"repeats": {"t": [int(r) for r in repeats]}}  # the values the run feeds
+        cases.append(PlacementCase(f"onnx/{name}", "onnx", shipped, feeds, check=check))
         const = _model(
             [node], graph_inputs[:1], [numpy_helper.from_array(repeats.astype(np.int64), node.input[1])]
         )
