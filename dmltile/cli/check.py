@@ -10,7 +10,16 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..errors import InputError
+from ..execute.directml.oracle import OracleError
 from ..lower.model_check import RUNS_ON_GPU, TileNodeReport, check_model_levels
+from ..lower.observe import (
+    Observation,
+    comparable_verdict,
+    generated_inputs,
+    load_external_data,
+    observe_model,
+)
+from ..lower.onnx_graph import read_model
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, fail
 
@@ -144,6 +153,57 @@ def _print_matrix(model: Path, levels, results: dict[str, list[TileNodeReport]])
                 )
 
 
+def _observe(
+    model: Path, reports: list[TileNodeReport], dims: dict, inputs: dict, reps: dict, wheel: str | None
+) -> Observation:
+    """Run the model on onnxruntime-directml's real provider with the values given (or generated)."""
+    try:
+        proto, base = read_model(model)
+        if base is not None:
+            load_external_data(proto, base)
+        feeds, free = generated_inputs(proto, dims, inputs, reps)
+        return observe_model(proto, feeds, free, wheel)
+    except InputError as e:
+        raise fail(f"--observe: {e}", EXIT_USAGE) from None
+    except OracleError as e:
+        raise fail(f"--observe needs onnxruntime-directml's provider: {e}", EXIT_USAGE) from None
+
+
+def _agreement(reports: list[TileNodeReport], seen: Observation) -> list[dict]:
+    rows = []
+    for r in reports:
+        node = seen.nodes.get(r.name)
+        verdict = comparable_verdict(r.status, r.fused)
+        observed = node.status if node else "unobserved"
+        rows.append(
+            {
+                "name": r.name,
+                "predicted": verdict,
+                "observed": observed,
+                "agrees": verdict == observed,
+                "observation": node.to_dict() if node else None,
+            }
+        )
+    return rows
+
+
+def _print_agreement(model: Path, seen: Observation, rows: list[dict]) -> None:
+    table = Table(
+        box=box.SIMPLE_HEAD, title=escape(f"{model}: check's verdict vs onnxruntime-directml {seen.wheel}")
+    )
+    for col in ("Tile node", "predicted", "observed", ""):
+        table.add_column(col)
+    for row in rows:
+        mark = "[green]agrees[/]" if row["agrees"] else "[red]DISAGREES[/]"
+        table.add_row(escape(row["name"]), row["predicted"], row["observed"], mark)
+    console.print(table)
+    for row in rows:
+        detail = (row["observation"] or {}).get("detail") or "not observed (a subgraph's node, or no session)"
+        console.print(f"  {row['name']}: observed {detail}", highlight=False, markup=False, soft_wrap=True)
+    if seen.session_error:
+        console.print(f"  session: {seen.session_error}", highlight=False, markup=False, soft_wrap=True)
+
+
 def _status(reports: list[TileNodeReport]) -> int:
     return EXIT_OK if all(r.status in RUNS_ON_GPU for r in reports) else EXIT_INVALID
 
@@ -168,6 +228,19 @@ def check_cmd(
         [], "--repeats", help="A node's repeats, NODE=1,2,3; NODE may name the repeats input (repeatable)."
     ),
     steps: bool = typer.Option(False, "--steps", help="Print every lowering step of each node."),
+    observe: bool = typer.Option(
+        False,
+        "--observe",
+        help="Also run the model on onnxruntime-directml's real DirectML provider (values from --dim, --input, "
+        "--repeats, or generated) and compare each node's observed placement with the verdict; exit 1 when "
+        "they disagree.",
+    ),
+    wheel: str | None = typer.Option(
+        None,
+        "--wheel",
+        metavar="VERSION",
+        help="With --observe: the onnxruntime-directml wheel (default the newest).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
 ) -> None:
     """Say what onnxruntime's DirectML execution provider does with every Tile node of a model.
@@ -180,6 +253,10 @@ def check_cmd(
     """
     if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
         raise fail("give either --feature-level or --all-levels, not both")
+    if observe and all_levels:
+        raise fail("--observe compares at one feature level (the device's); leave out --all-levels")
+    if wheel is not None and not observe:
+        raise fail("--wheel picks the wheel --observe runs on; give --observe too")
     dims = _pairs("--dim", dim, one=True)
     inputs = _pairs("--input", input_shape)
     reps = _pairs("--repeats", repeats)
@@ -190,6 +267,8 @@ def check_cmd(
         raise fail(str(e), EXIT_USAGE) from None
     newest = [r[-1] for r in results.values()]
     status = _status(newest)
+    if observe:
+        _observe_cmd(model, newest, levels, (dims, inputs, reps, wheel), as_json)
     if as_json:
         doc: dict = {"model": str(model)}
         if all_levels:
@@ -225,4 +304,27 @@ def check_cmd(
     )
     for r in newest:
         _print_node(r, steps)
+    raise typer.Exit(status)
+
+
+def _observe_cmd(model: Path, reports: list[TileNodeReport], levels, given: tuple, as_json: bool) -> None:
+    """``check --observe``: the verdicts next to what the real provider did; exit 1 on a disagreement."""
+    dims, inputs, reps, wheel = given
+    seen = _observe(model, reports, dims, inputs, reps, wheel)
+    rows = _agreement(reports, seen)
+    status = EXIT_OK if all(row["agrees"] for row in rows) else EXIT_INVALID
+    if as_json:
+        emit_json(
+            {
+                "model": str(model),
+                "feature_level": levels[0].dotted,
+                "wheel": seen.wheel,
+                "session_error": seen.session_error,
+                "nodes": [{**r.to_dict(), **row} for r, row in zip(reports, rows, strict=True)],
+            }
+        )
+        raise typer.Exit(status)
+    for r in reports:
+        _print_node(r)
+    _print_agreement(model, seen, rows)
     raise typer.Exit(status)

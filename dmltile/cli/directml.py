@@ -10,7 +10,7 @@ import typer
 from rich import box
 from rich.table import Table
 
-from ..execute.directml import oracle
+from ..execute.directml import oracle, ort_provider
 from ..validate.versions import known_versions
 from .app import EXIT_OK, EXIT_USAGE, app, console, fail
 
@@ -63,8 +63,11 @@ def versions_cmd(
         for v in known_versions()
     ]
     problem = oracle.setup_problem()
+    wheels = ort_provider.ort_wheels()
     if as_json:
-        print(json.dumps({"versions": rows, "setup_problem": problem}, indent=2))
+        print(
+            json.dumps({"versions": rows, "setup_problem": problem, "onnxruntime_directml": wheels}, indent=2)
+        )
         raise typer.Exit(EXIT_OK)
     table = Table(title="DirectML versions measured by dmltile", box=box.SIMPLE_HEAD)
     for col in ("DirectML", "wheel", "max level", "executes here", "installed"):
@@ -78,4 +81,39 @@ def versions_cmd(
             "yes" if v.version in installed else "-",
         )
     console.print(table)
+    if not all(w["has_dll"] for w in wheels):
+        console.print(
+            "Wheels without onnxruntime.dll ship only the Python extension (onnxruntime_pybind11_state.pyd): "
+            "the backend onnxruntime-directml cannot drive their C API.",
+            highlight=False,
+            markup=False,
+        )
     console.print(problem or "The DirectML runner is set up here.", highlight=False, markup=False)
+    _print_wheels(wheels)
+
+
+def _print_wheels(wheels: list[dict]) -> None:
+    """The onnxruntime-directml wheels fetched for their own provider (backend onnxruntime-directml)."""
+    if not wheels:
+        return
+    table = Table(title="onnxruntime-directml wheels (the real DirectML provider)", box=box.SIMPLE_HEAD)
+    for col in ("wheel", "onnxruntime.dll", "DirectML", "provider starts here"):
+        table.add_column(col)
+    for w in wheels:
+        starts = (
+            "-" if not w["has_dll"] else ("yes" if w.get("dml_ok") else w.get("error") or "not asked yet")
+        )
+        table.add_row(
+            w["wheel_version"],
+            "yes" if w["has_dll"] else "no",
+            str(w.get("directml") or "-"),
+            starts,
+        )
+    console.print(table)
+    if not all(w["has_dll"] for w in wheels):
+        console.print(
+            "Wheels without onnxruntime.dll ship only the Python extension (onnxruntime_pybind11_state.pyd): "
+            "the backend onnxruntime-directml cannot drive their C API.",
+            highlight=False,
+            markup=False,
+        )

@@ -83,15 +83,15 @@ def run_cmd(
     backend: str = typer.Option(
         "numpy",
         "--backend",
-        help="numpy (the bit-exact reference), onnxruntime, or directml (the real DirectML.dll; "
-        "`dmltile directml setup` installs it).",
+        help="numpy (the bit-exact reference), onnxruntime, directml (the real DirectML.dll) or "
+        "onnxruntime-directml (onnxruntime's real DirectML provider); `dmltile directml setup` installs the last two.",
     ),
     directml: str | None = typer.Option(
         None,
         "--directml",
         metavar="VERSION",
         help="Judge as this DirectML version does (e.g. 1.9.1; implies its max level); with --backend "
-        "directml, run on that DLL.",
+        "directml, run on that DLL (onnxruntime-directml: on the wheel that ships it).",
     ),
     feature_level: str = typer.Option(
         DEFAULT_FEATURE_LEVEL, "--feature-level", "-l", help="The level to compile at."

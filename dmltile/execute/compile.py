@@ -15,10 +15,11 @@ from .directml_backend import DirectmlTile
 from .limits import check_output_size
 from .numpy_backend import NumpyTile
 from .ort_backend import OrtTile
+from .ort_directml_backend import OrtDirectmlTile
 
 __all__ = ["CompiledTile", "compile", "execute", "BACKENDS"]
 
-BACKENDS = ("numpy", "onnxruntime", "directml")
+BACKENDS = ("numpy", "onnxruntime", "directml", "onnxruntime-directml")
 
 
 def compile(
@@ -31,9 +32,11 @@ def compile(
     """Validate once (DescriptorError with every issue) and return a compiled op with a cached plan.
 
     ``directml="1.9.1"`` validates as that DirectML version does (and, with ``backend="directml"``,
-    runs on that DLL). Options: ``max_output_bytes`` (refuse larger outputs before allocating
-    anything; default ``dmltile.execute.limits.MAX_OUTPUT_BYTES`` or a fraction of available
-    memory), ``threads`` (numpy: 1 or 2), ``providers`` / ``require_provider`` (onnxruntime).
+    runs on that DLL; with ``backend="onnxruntime-directml"``, on the wheel that ships it). Options:
+    ``max_output_bytes`` (refuse larger outputs before allocating anything; default
+    ``dmltile.execute.limits.MAX_OUTPUT_BYTES`` or a fraction of available memory), ``threads``
+    (numpy: 1 or 2), ``providers`` / ``require_provider`` (onnxruntime),
+    ``wheel`` (onnxruntime-directml: the wheel version, default the newest installed).
     """
     desc = check(source, feature_level, directml)
     check_output_size(desc, options.pop("max_output_bytes", None))
@@ -43,6 +46,8 @@ def compile(
         return NumpyTile(desc, **_only(options, "numpy", {"threads"}))
     if backend == "onnxruntime":
         return OrtTile(desc, **_only(options, "onnxruntime", {"providers", "require_provider"}))
+    if backend == "onnxruntime-directml":
+        return OrtDirectmlTile(desc, directml=directml, **_only(options, backend, {"wheel"}))
     raise DmlTileError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
 
 

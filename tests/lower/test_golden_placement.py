@@ -1,0 +1,83 @@
+"""check_model's verdicts against what onnxruntime's real DirectML provider did (golden_placement/).
+
+The golden files were recorded on onnxruntime-directml's own provider (tests/lower/record_placement.py,
+Wine + lavapipe); this test needs no Wine: it rebuilds each model, asks check_model, and compares
+the verdict per Tile node with the observed one. A case where the observation contradicts a DML50x
+rule is listed in CONTRADICTIONS with the rule and why, and is an expected failure until the rule
+follows the observation.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("onnx")
+import dmltile  # noqa: E402
+from dmltile.lower.observe import comparable_verdict  # noqa: E402
+from tests.lower.placement_cases import GOLDEN, all_cases  # noqa: E402
+
+FOLDER = Path(__file__).with_name(GOLDEN)
+GOLDEN_FILES = sorted(FOLDER.glob("*.json"))
+CASES = {c.id: c for c in all_cases()}
+
+# case id -> the rule the observation contradicts and what the provider did instead (both wheels alike)
+RANK_PAST_8 = (
+    "DML507 squeezes before it counts: the real provider fails session creation (E_INVALIDARG, "
+    "MLOperatorAuthorImpl.cpp) for a Tile whose input/output rank is 9 or more, even when dropping "
+    "size-1 output dimensions would leave 8 or fewer; check predicts dispatch"
+)
+CONTRADICTIONS: dict[str, str] = {
+    "rank/0": (
+        "DML507: a rank-0 Tile (a scalar, repeats of length 0) runs on DirectML inside the fused graph; "
+        "check builds a 0-dimension descriptor, which DirectML rejects, and predicts cpu-fallback"
+    ),
+    "rank/9-one-size-1": RANK_PAST_8,
+    "rank/10-two-size-1": RANK_PAST_8,
+    "opset/6": (
+        "DML501: the provider takes Tile-6 (a model importing opset 6) and fuses it; "
+        "check predicts cpu-fallback"
+    ),
+}
+
+
+def verdicts(case) -> dict[str, str]:
+    """check_model's verdict per node, in the observation's terms, given the values the run used."""
+    reports = dmltile.check_model(case.model, **{k: v for k, v in case.check.items() if v})
+    return {r.name: comparable_verdict(r.status, r.fused) for r in reports}
+
+
+def _entries():
+    for path in GOLDEN_FILES:
+        doc = json.loads(path.read_text())
+        for entry in doc["cases"]:
+            yield pytest.param(doc, entry, id=f"{path.stem}:{entry['id']}")
+
+
+def test_golden_files_cover_two_wheels_and_every_case():
+    wheels = {p.stem for p in GOLDEN_FILES}
+    assert {"1.20.1", "1.24.4"} <= wheels
+    for path in GOLDEN_FILES:
+        recorded = {e["id"] for e in json.loads(path.read_text())["cases"]}
+        assert recorded == set(CASES), f"{path.name}: re-record with python -m tests.lower.record_placement"
+
+
+@pytest.mark.parametrize("doc, entry", list(_entries()))
+def test_check_agrees_with_the_observed_placement(doc, entry):
+    case = CASES[entry["id"]]
+    observed = {n["name"]: n["status"] for n in entry["nodes"]}
+    agrees = verdicts(case) == observed
+    if entry["id"] in CONTRADICTIONS:
+        # listed until the rule follows the observation; then this fails and the entry goes
+        assert not agrees, f"{entry['id']} agrees now: remove it from CONTRADICTIONS"
+        pytest.xfail(CONTRADICTIONS[entry["id"]])
+    assert agrees, f"{doc['wheel']}: predicted {verdicts(case)}, observed {entry['nodes']}"
+
+
+@pytest.mark.parametrize("doc, entry", list(_entries()))
+def test_the_provider_computed_what_the_cpu_provider_computes(doc, entry):
+    """Wherever the model ran, its outputs equal onnxruntime's CPU provider bit for bit."""
+    for name, out in entry["outputs"].items():
+        assert out.get("equals_cpu", True), f"{doc['wheel']} {entry['id']} output {name}: {out}"
