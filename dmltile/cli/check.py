@@ -251,12 +251,7 @@ def check_cmd(
     unreadable model or a bad option.
     Example: dmltile check model.onnx --dim batch=8 --repeats tile0=1,2,3
     """
-    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
-        raise fail("give either --feature-level or --all-levels, not both")
-    if observe and all_levels:
-        raise fail("--observe compares at one feature level (the device's); leave out --all-levels")
-    if wheel is not None and not observe:
-        raise fail("--wheel picks the wheel --observe runs on; give --observe too")
+    _check_options(all_levels, feature_level, observe, wheel)
     dims = _pairs("--dim", dim, one=True)
     inputs = _pairs("--input", input_shape)
     reps = _pairs("--repeats", repeats)
@@ -270,26 +265,45 @@ def check_cmd(
     if observe:
         _observe_cmd(model, newest, levels, (dims, inputs, reps, wheel), as_json)
     if as_json:
-        doc: dict = {"model": str(model)}
-        if all_levels:
-            doc["feature_levels"] = [lv.dotted for lv in levels]
-            doc["feature_levels_c_name"] = [lv.c_name for lv in levels]
-            doc["nodes"] = [
-                {**reports[-1].to_dict(), "levels": [r.to_dict() for r in reports]}
-                for reports in results.values()
-            ]
-        else:
-            doc["feature_level"] = levels[0].dotted
-            doc["feature_level_c_name"] = levels[0].c_name
-            doc["nodes"] = [r.to_dict() for r in newest]
-        emit_json(doc)
-        raise typer.Exit(status)
-    if not results:
+        emit_json(_check_document(model, levels, results, all_levels))
+    elif not results:
         console.print(f"{model}: no Tile nodes", highlight=False)
-        raise typer.Exit(status)
-    if all_levels:
+    elif all_levels:
         _print_matrix(model, levels, results)
-        raise typer.Exit(status)
+    else:
+        _print_verdicts(model, levels[0], newest, steps)
+    raise typer.Exit(status)
+
+
+def _check_options(all_levels: bool, feature_level: str, observe: bool, wheel: str | None) -> None:
+    """The option combinations ``check`` refuses (exit 2)."""
+    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
+        raise fail("give either --feature-level or --all-levels, not both")
+    if observe and all_levels:
+        raise fail("--observe compares at one feature level (the device's); leave out --all-levels")
+    if wheel is not None and not observe:
+        raise fail("--wheel picks the wheel --observe runs on; give --observe too")
+
+
+def _check_document(model: Path, levels: list, results: dict, all_levels: bool) -> dict:
+    """``check --json``: the nodes at the level, or with --all-levels each node's reports at every level."""
+    doc: dict = {"model": str(model)}
+    if all_levels:
+        doc["feature_levels"] = [lv.dotted for lv in levels]
+        doc["feature_levels_c_name"] = [lv.c_name for lv in levels]
+        doc["nodes"] = [
+            {**reports[-1].to_dict(), "levels": [r.to_dict() for r in reports]}
+            for reports in results.values()
+        ]
+    else:
+        doc["feature_level"] = levels[0].dotted
+        doc["feature_level_c_name"] = levels[0].c_name
+        doc["nodes"] = [r[-1].to_dict() for r in results.values()]
+    return doc
+
+
+def _print_verdicts(model: Path, level, newest: list[TileNodeReport], steps: bool) -> None:
+    """The one-level summary line, then each node."""
     counts = {s: sum(r.status == s for r in newest) for s in COLOURS}
     summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
     target = (
@@ -298,13 +312,12 @@ def check_cmd(
         else "onnxruntime's DirectML EP"
     )
     console.print(
-        escape(f"{model} on {target} at {levels[0].c_name}: {summary} (of {len(newest)} Tile nodes)"),
+        escape(f"{model} on {target} at {level.c_name}: {summary} (of {len(newest)} Tile nodes)"),
         highlight=False,
         soft_wrap=True,
     )
     for r in newest:
         _print_node(r, steps)
-    raise typer.Exit(status)
 
 
 def _observe_cmd(model: Path, reports: list[TileNodeReport], levels, given: tuple, as_json: bool) -> None:

@@ -256,7 +256,7 @@ def parse_profile(events: list[dict[str, Any]], run: ModelRun) -> None:
             node = name.removesuffix("_kernel_time")
             run.providers[node] = str(args["provider"])
             run.ops[node] = str(args.get("op_name", ""))
-            shapes = [
+            shapes: list[Any] = [
                 next(iter(o.values()), []) for o in args.get("output_type_shape") or [] if isinstance(o, dict)
             ]
             run.output_shapes[node] = [[int(d) for d in shape] for shape in shapes]
