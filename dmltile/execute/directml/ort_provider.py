@@ -36,7 +36,7 @@ import numpy as np
 try:
     from . import oracle
 except ImportError:  # run by path (setup.sh): the sibling module
-    import oracle  # type: ignore[no-redef]
+    import oracle  # type: ignore[no-redef,import-not-found]
 
 RUNNER = "ort_runner.exe"
 DLL = "onnxruntime.dll"
@@ -254,7 +254,7 @@ def parse_profile(events: list[dict[str, Any]], run: ModelRun) -> None:
             node = name.removesuffix("_kernel_time")
             run.providers[node] = str(args["provider"])
             run.ops[node] = str(args.get("op_name", ""))
-            shapes = [
+            shapes: list[list[int]] = [
                 next(iter(o.values()), []) for o in args.get("output_type_shape") or [] if isinstance(o, dict)
             ]
             run.output_shapes[node] = [[int(d) for d in shape] for shape in shapes]
