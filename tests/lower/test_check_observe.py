@@ -18,8 +18,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 vi = helper.make_tensor_value_info
 
-# What onnxruntime-directml 1.24.4 logged and profiled for a two-node model (fusion off): one node on
-# each provider. Copied from a run of ort_runner.exe.
+# ALL_LOG and PROFILE are what onnxruntime-directml 1.24.4 logged and profiled (ort_runner.exe);
+# MIXED_LOG follows the per-provider form onnxruntime logs when nodes are split (not yet captured here).
 MIXED_LOG = [
     {"severity": 0, "message": "Node placements"},
     {"severity": 0, "message": " Node(s) placed on [DmlExecutionProvider]. Number of nodes: 1"},
