@@ -137,7 +137,7 @@ def new_descriptor(payload: Any) -> dict:
     fields, for the page's "output = input x repeats" button."""
     if not isinstance(payload, dict):
         raise PayloadError('send a JSON object with "sizes", "repeats" and optionally "dtype"')
-    listed = {
+    listed: dict[str, Any] = {
         k: tokens(v) if isinstance(v, str) else v for k, v in payload.items() if k in ("sizes", "repeats")
     }
     try:
