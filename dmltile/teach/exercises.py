@@ -12,7 +12,9 @@ from typing import Any
 import numpy as np
 
 from ..core.tensor import element_offsets
+from ..validate.api import validate
 from ..validate.build import tile_desc
+from ..validate.levels import known_levels, tile_row
 from .explain import Explanation, explain
 from .form import form_fields
 from .picture import Picture, build_picture
@@ -42,6 +44,21 @@ def _exercise(id_: str, title: str, text: str, document: dict, level: str, kind:
     }
 
 
+_INT64_2D = form_document([2, 3], [2, 2], "INT64")
+
+
+def _valid_at_1_0_text(document: dict) -> str:
+    """The exercise's text, its facts read from the Tile support table and the validator."""
+    first = known_levels()[0]
+    takes = tile_row(first).tensors["InputTensor"]
+    lowest = next(lv.dotted for lv in known_levels() if validate(document, lv).valid)
+    return (
+        f"A 2-D INT64 Tile is valid from feature level {lowest}, but {first.dotted} takes only "
+        f"{takes.dims_text()}-D {' and '.join(d.name for d in takes.data_types)} tensors. Edit it until "
+        f"the verdict at {first.dotted} is valid (the hints say how)."
+    )
+
+
 # Each exercise: what to do, the descriptor it starts from, the level, its kind ("guess": typed,
 # then revealed; "goal": edit the form until it is solved) and the parts of the page that would give
 # a guess away until it is made ("result": the pictures and hints; "output": the output's fields and
@@ -60,9 +77,8 @@ EXERCISES: list[dict[str, Any]] = [
     _exercise(
         "valid-1.0",
         "Make this descriptor valid at 1.0",
-        "A 2-D INT64 Tile is fine at 4.1, but feature level 1.0 knows only 4-D FLOAT32 and "
-        "FLOAT16. Edit it until the verdict at 1.0 is valid (the hints say how).",
-        form_document([2, 3], [2, 2], "INT64"),
+        _valid_at_1_0_text(_INT64_2D),
+        _INT64_2D,
         "1.0",
         "goal",
     ),
