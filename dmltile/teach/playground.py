@@ -203,6 +203,7 @@ def playground_page() -> str:
         '<h3>The document sent</h3><pre id="doc-json"></pre></section>'
         '<section><div id="exercise-box"><b id="exercise-title"></b><p id="exercise-text"></p>'
         '<div id="guess-row"><input id="guess" placeholder="your answer"> <button id="reveal">Reveal</button></div>'
+        '<p id="veil-note">What would give the answer away is hidden until you reveal it.</p>'
         '<p id="exercise-status"></p></div>'
         '<div id="status">…</div><ul id="hints"></ul><div id="result"></div></section>'
         "</main></body></html>\n"
