@@ -4,7 +4,8 @@ Skipped, with the reason, when selenium, chromium or chromedriver is missing (`m
 installs them). Every expectation is computed here from the descriptor (mod arithmetic and
 ``np.ravel_multi_index`` over its strides), not read from dmltile. Screenshots go to
 ``$DMLTILE_SCREENSHOT_DIR`` (``make browser`` sets ``docs/``) or to the test's tmp folder, and the
-test looks at them: it decodes the PNG of a hovered cell and checks the highlight is drawn.
+test looks at them: it decodes the PNG of a hovered cell and checks the highlight is drawn. Every
+playground exercise is done here too, with a wrong answer and the right one.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dmltile.teach.exercises import EXERCISES
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, SCRIPT, invoke
 
 webdriver = pytest.importorskip(
@@ -255,12 +257,29 @@ def test_playground_edits_update_the_verdict_hints_and_pictures(browser, playgro
     # INT64 at 1.0: the level's rules fire, and the lowest accepting level is named (the input's
     # byte size stays empty, so it is computed for INT64).
     _type(browser, "in-bytes", "")
-    Select(browser.find_element(By.ID, "dtype")).select_by_visible_text("INT64")
+    for tensor in ("in", "out"):
+        Select(browser.find_element(By.ID, f"{tensor}-dtype")).select_by_visible_text("INT64")
     Select(browser.find_element(By.ID, "level")).select_by_visible_text("1.0")
     status = _wait_text(browser, "status", "INVALID at 1.0")
     assert "4.1" in status and "DML302" in _wait_text(browser, "hints", "DML302")
+    assert "DML206" not in browser.find_element(By.ID, "hints").text  # both tensors INT64
+    # The document shown is the one the server built from the fields and judged.
+    sent = json.loads(browser.find_element(By.ID, "doc-json").text)
+    assert sent["Desc"]["OutputTensor"] == {
+        "Type": "DML_TENSOR_TYPE_BUFFER",
+        "Desc": {"DataType": "INT64", "Sizes": [1, 1, 6, 9], "Strides": None},
+    }
+    # A DataType per tensor: an output type that differs from the input's is the rule registry's DML206.
+    Select(browser.find_element(By.ID, "level")).select_by_visible_text("6.4")
+    Select(browser.find_element(By.ID, "out-dtype")).select_by_visible_text("INT32")
+    hint = _wait_text(browser, "hints", "DML206")
+    assert (
+        "INT64" in hint and "INT32" in hint and "INVALID at 6.4" in browser.find_element(By.ID, "status").text
+    )
+    Select(browser.find_element(By.ID, "level")).select_by_visible_text("1.0")
     # Broadcast input strides: the memory view shows shared slots (x2) in the input buffer.
-    Select(browser.find_element(By.ID, "dtype")).select_by_visible_text("FLOAT32")
+    for tensor in ("in", "out"):
+        Select(browser.find_element(By.ID, f"{tensor}-dtype")).select_by_visible_text("FLOAT32")
     _type(browser, "in-strides", "0, 0, 0, 1")
     _wait_text(browser, "status", "valid at 1.0")
     WebDriverWait(browser, 15).until(
@@ -281,26 +300,124 @@ def test_playground_edits_update_the_verdict_hints_and_pictures(browser, playgro
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
 
 
-def test_playground_exercises(browser, playground):
-    browser.get(playground)
-    _wait_text(browser, "status", "valid")
-    # Predict the output size, then reveal.
-    browser.find_element(By.ID, "ex-predict").click()
-    _wait_text(browser, "exercise-title", "Predict")
-    veiled = browser.find_element(By.TAG_NAME, "body").get_attribute("class")
-    assert "veil-result" in veiled and "veil-output" in veiled  # the answer is hidden until revealed
-    assert "blur" in browser.find_element(By.ID, "out-fieldset").value_of_css_property("filter")
-    _type(browser, "guess", "6, 1, 3")
-    browser.find_element(By.ID, "reveal").click()
-    assert "Right!" in _wait_text(browser, "exercise-status", "Right")
-    assert "veil" not in (browser.find_element(By.TAG_NAME, "body").get_attribute("class") or "")
-    # Make this descriptor valid at 1.0: 4-D FLOAT32, output to match.
-    browser.find_element(By.ID, "ex-valid-1.0").click()
-    _wait_text(browser, "status", "INVALID at 1.0")
-    _wait_text(browser, "exercise-status", "Not yet")
-    Select(browser.find_element(By.ID, "dtype")).select_by_visible_text("FLOAT32")
-    _type(browser, "in-sizes", "1, 1, 2, 3")
-    _type(browser, "repeats", "1, 1, 2, 2")
-    browser.find_element(By.ID, "match").click()
-    assert "Solved" in _wait_text(browser, "exercise-status", "Solved")
-    assert "valid at 1.0" in browser.find_element(By.ID, "status").text
+# -- every exercise, done as a person would ----------------------------------------------------------
+# Each one's answer is not visible before it is answered, a wrong answer is refused and the right one
+# accepted. "Visible" is judged by the browser: text and field values that are displayed and not under
+# a blur filter (how the page veils a guess's answer). Each check first waits until the answer is in
+# the page (so that "not visible" cannot pass on a page that has not updated yet), and after the
+# answer the same check sees it, so the check itself can fail. The answers are written out by hand.
+
+# The page's text, without white space: all of it (scripts and styles aside), or only what is shown
+# (displayed, not blurred), field values included.
+_TEXT_JS = """
+const shownOnly = arguments[0];
+function hidden(el){
+  for (; el; el = el.parentElement){
+    const s = getComputedStyle(el);
+    if (s.display === 'none' || s.visibility === 'hidden' || s.filter.indexOf('blur') >= 0) return true;
+  }
+  return false;
+}
+const out = [];
+const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+while (walk.nextNode()){
+  const el = walk.currentNode.parentElement;
+  if (el.closest('script, style')) continue;
+  if (!shownOnly || !hidden(el)) out.push(walk.currentNode.textContent);
+}
+document.querySelectorAll('input, select').forEach(function(el){
+  if (!shownOnly || !hidden(el)) out.push(el.value);
+});
+return out.join('|').replace(/\\s+/g, '');
+"""
+
+
+def page_text(driver, shown_only: bool) -> str:
+    return driver.execute_script(_TEXT_JS, shown_only)
+
+
+def start(driver, url: str, exercise_id: str, title: str) -> None:
+    """Open the exercise and wait until the server's answer to its descriptor is shown."""
+    if not driver.current_url.startswith(url):
+        driver.get(url)
+        _wait_text(driver, "status", "valid")
+    driver.find_element(By.ID, f"ex-{exercise_id}").click()
+    _wait_text(driver, "exercise-title", title)
+
+
+def answer_is_hidden(driver, fragments: list[str]) -> None:
+    """The answer is in the page (the server has answered) but not shown, and nothing says solved."""
+    WebDriverWait(driver, 15).until(lambda d: all(f in page_text(d, False) for f in fragments))
+    shown = page_text(driver, True)
+    assert not [f for f in fragments if f in shown], shown
+    assert not any(w in driver.find_element(By.ID, "exercise-status").text for w in ("Right", "Solved"))
+
+
+def guess(driver, text: str, outcome: str) -> str:
+    _type(driver, "guess", text)
+    driver.find_element(By.ID, "reveal").click()
+    return _wait_text(driver, "exercise-status", outcome)
+
+
+def edit(driver, fields: dict[str, str]) -> None:
+    for field, value in fields.items():
+        element = driver.find_element(By.ID, field)
+        if element.tag_name == "select":
+            Select(element).select_by_visible_text(value)
+        else:
+            _type(driver, field, value)
+
+
+# Each exercise, solved by hand: a guess's wrong and right answers and the text that would give it
+# away; a goal's wrong and right edits of the form, and what the page says to each.
+GUESSES = {
+    "predict": ("Predict", "2, 1, 3", "6, 1, 3", ["6,1,3", '"Sizes":[6,1,3]']),
+    "padding": ("How many", "28", "4 bytes", ["Padding:4of28bytes"]),
+}
+_SOLVED_AT_1_0 = {
+    "in-dtype": "FLOAT16",
+    "out-dtype": "FLOAT16",
+    "in-sizes": "1, 1, 2, 3",
+    "repeats": "1, 1, 2, 2",
+    "out-sizes": "1, 1, 4, 6",
+}
+GOALS = {
+    "valid-1.0": (
+        "Make this",
+        {**_SOLVED_AT_1_0, "level": "4.1"},  # valid, but at another level than asked
+        "valid at 4.1",
+        {"level": "1.0"},
+    ),
+    "broadcast": ("Broadcast", {"in-strides": "0, 0, 1, 0"}, "columns share", {"in-strides": "0, 0, 0, 1"}),
+}
+
+
+def test_every_exercise_is_covered_here():
+    assert set(GUESSES) | set(GOALS) == {e["id"] for e in EXERCISES}
+    assert {e["id"] for e in EXERCISES if e["kind"] == "guess"} == set(GUESSES)
+
+
+@pytest.mark.parametrize("exercise_id", sorted(GUESSES))
+def test_a_guess_is_hidden_refused_when_wrong_and_accepted_when_right(browser, playground, exercise_id):
+    title, wrong, right, fragments = GUESSES[exercise_id]
+    start(browser, playground, exercise_id, title)
+    answer_is_hidden(browser, fragments)
+    assert guess(browser, wrong, "Not quite").startswith("Not quite.")
+    start(browser, playground, exercise_id, title)  # again: the answer is veiled anew
+    answer_is_hidden(browser, fragments)
+    assert guess(browser, right, "Right").startswith("Right!")
+    shown = page_text(browser, True)  # revealed: the same check now sees the answer
+    assert any(f in shown for f in fragments), shown
+
+
+@pytest.mark.parametrize("exercise_id", sorted(GOALS))
+def test_a_goal_is_refused_until_the_form_reaches_it(browser, playground, exercise_id):
+    title, wrong, refusal, right = GOALS[exercise_id]
+    start(browser, playground, exercise_id, title)
+    answer_is_hidden(browser, [])
+    assert _wait_text(browser, "exercise-status", "Not yet").startswith("Not yet")
+    edit(browser, wrong)
+    assert "Not yet" in _wait_text(browser, "exercise-status", refusal)
+    edit(browser, right)
+    assert _wait_text(browser, "exercise-status", "Solved").startswith("Solved")
+    assert browser.find_element(By.ID, "status").text.startswith("valid at")

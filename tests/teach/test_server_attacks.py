@@ -121,9 +121,13 @@ def test_deep_nesting_and_wrong_field_types_get_400(server):
     for edit in (
         {"document": DOC, "exercise": "predict", "guess": 123},
         {"document": DOC, "feature_level": 4.1},
-        {"document": DOC, "index": "0,0"},
+        {"document": DOC, "index": 7},
         {"document": [DOC]},
         {"documents": DOC},
+        {"document": DOC, "form": {"in-sizes": "1, 2"}},  # one descriptor, never two
+        {"form": {"in-sizes": [1, 2]}},  # the form's fields are text
+        {"form": {"../etc/passwd": "x"}},  # and only its own fields
+        {"form": "in-sizes=1"},
     ):
         status, answer = post(server, json.dumps(edit).encode())
         assert status == 400 and answer["status"] == 400, edit

@@ -1,34 +1,16 @@
-// The playground page's behaviour: it gathers the form into a descriptor document, POSTs it to
-// api/explain and shows the answer. Every verdict, hint and picture is computed by the server (the
-// same validator and explainer as the command line), never here. The exercises and the starting
-// document come from the page's #playground-data JSON.
+// The playground page's behaviour: it posts the form's fields, as typed, to api/explain and shows the
+// answer. The server builds the descriptor document from the fields and computes every verdict, hint
+// and picture (the same validator and explainer as the command line), never this page. The fields,
+// the exercises and the starting form come from the page's #playground-data JSON.
 var $ = function(id){ return document.getElementById(id); };
 var DATA = JSON.parse($('playground-data').textContent);
-var EXERCISES = DATA.exercises;
-var current = null, revealed = false, timer = null, seq = 0;
-function tokens(text){
-  return text.split(/[\s,]+/).filter(function(t){ return t.length; }).map(function(t){
-    return /^-?\d+$/.test(t) ? Number(t) : t; });
+var EXERCISES = DATA.exercises, FIELDS = DATA.fields;
+var current = null, timer = null, seq = 0;
+function formFields(){
+  var form = {}; FIELDS.forEach(function(id){ form[id] = $(id).value; }); return form;
 }
-function tensor(prefix){
-  var d = {DataType: $('dtype').value, Sizes: tokens($(prefix + '-sizes').value)};
-  if (!$(prefix + '-sizes').value.trim()) delete d.Sizes;
-  var st = $(prefix + '-strides').value.trim(); d.Strides = st ? tokens(st) : null;
-  var b = $(prefix + '-bytes').value.trim(); if (b) d.TotalTensorSizeInBytes = /^\d+$/.test(b) ? Number(b) : b;
-  return {Type: 'DML_TENSOR_TYPE_BUFFER', Desc: d};
-}
-function documentFromForm(){
-  return {Type: 'DML_OPERATOR_TILE', Desc: {InputTensor: tensor('in'), OutputTensor: tensor('out'),
-          Repeats: tokens($('repeats').value)}};
-}
-function fillForm(doc, level){
-  var i = doc.Desc.InputTensor.Desc, o = doc.Desc.OutputTensor.Desc;
-  $('dtype').value = i.DataType.replace('DML_TENSOR_DATA_TYPE_', '');
-  $('in-sizes').value = i.Sizes.join(', '); $('in-strides').value = i.Strides ? i.Strides.join(', ') : '';
-  $('in-bytes').value = ('TotalTensorSizeInBytes' in i) ? i.TotalTensorSizeInBytes : '';
-  $('out-sizes').value = o.Sizes.join(', '); $('out-strides').value = o.Strides ? o.Strides.join(', ') : '';
-  $('out-bytes').value = ('TotalTensorSizeInBytes' in o) ? o.TotalTensorSizeInBytes : '';
-  $('repeats').value = doc.Desc.Repeats.join(', ');
+function fillForm(fields, level){
+  FIELDS.forEach(function(id){ $(id).value = fields[id]; });
   if (level) $('level').value = level;
   $('index').value = '';
 }
@@ -37,15 +19,14 @@ function post(url, body){
                      body: JSON.stringify(body)}).then(function(r){ return r.json(); });
 }
 function update(guess){
-  var doc = documentFromForm();
-  $('doc-json').textContent = JSON.stringify(doc, null, 1);
   var idx = $('index').value.trim();
-  var body = {document: doc, feature_level: $('level').value, index: idx ? tokens(idx) : null,
+  var body = {form: formFields(), feature_level: $('level').value, index: idx || null,
               exercise: current ? current.id : null, guess: guess === undefined ? null : guess};
   var mine = ++seq;
   return post('api/explain', body).then(function(r){
     if (mine !== seq) return;
     var status = $('status'), hints = $('hints');
+    $('doc-json').textContent = r.document ? JSON.stringify(r.document, null, 1) : '';
     hints.innerHTML = '';
     if (r.error){ status.textContent = r.error; status.className = 'bad'; return; }
     status.textContent = r.verdict + (r.min_feature_level ? ' (lowest level that accepts it: ' +
@@ -67,8 +48,8 @@ function veil(parts){
 }
 function schedule(){ clearTimeout(timer); timer = setTimeout(function(){ update(); }, 200); }
 function loadExercise(n){
-  current = EXERCISES[n]; revealed = false; veil([]);
-  fillForm(current.document, current.level);
+  current = EXERCISES[n];
+  fillForm(current.form, current.level);
   $('exercise-box').style.display = 'block';
   $('exercise-title').textContent = current.title; $('exercise-text').textContent = current.text;
   $('exercise-status').textContent = '';
@@ -82,16 +63,16 @@ document.addEventListener('DOMContentLoaded', function(){
     el.addEventListener('input', schedule); el.addEventListener('change', schedule); });
   $('match').addEventListener('click', function(ev){
     ev.preventDefault();
-    post('api/new', {sizes: tokens($('in-sizes').value), repeats: tokens($('repeats').value),
-                     dtype: $('dtype').value}).then(function(r){
+    post('api/new', {sizes: $('in-sizes').value, repeats: $('repeats').value,
+                     dtype: $('in-dtype').value}).then(function(r){
       if (r.error){ $('status').textContent = r.error; $('status').className = 'bad'; return; }
-      var o = r.document.Desc.OutputTensor.Desc;
-      $('out-sizes').value = o.Sizes.join(', '); $('out-strides').value = ''; $('out-bytes').value = '';
+      FIELDS.filter(function(id){ return id.indexOf('out-') === 0; }).forEach(function(id){
+        $(id).value = r.form[id]; });
       update();
     });
   });
   $('reveal').addEventListener('click', function(ev){
-    ev.preventDefault(); revealed = true; veil([]); update($('guess').value);
+    ev.preventDefault(); veil([]); update($('guess').value);
   });
   document.querySelectorAll('[data-exercise]').forEach(function(b){
     b.addEventListener('click', function(ev){ ev.preventDefault(); loadExercise(+b.dataset.exercise); }); });
