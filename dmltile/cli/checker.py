@@ -19,6 +19,7 @@ from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
 from ..validate.source import looks_like_dxdispatch, read_source
+from ..validate.splice import keep_layout
 from .files import write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -162,6 +163,16 @@ def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
     return lambda out: out.write(data)
 
 
+def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> str:
+    """The file's text with the fixes made in place (its layout, key order and comments kept); in
+    the canonical layout only when the fixed values cannot be placed in it, and then saying so."""
+    try:
+        return keep_layout(old, document)
+    except ValueError:
+        say(f"{f}: its layout could not be kept; written in the canonical layout")
+        return json.dumps(document, indent=2) + "\n"
+
+
 def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None]) -> None:
     """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
     for f in files:
@@ -172,7 +183,7 @@ def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[
         if not changes:
             continue
         old = path.read_text(encoding="utf-8")
-        new = json.dumps(document, indent=2) + "\n"
+        new = _fixed_text(old, document, say, f)
         if write:
             write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
             say(f"{f}: fixed ({len(changes)} issue{'s' * (len(changes) != 1)})")
