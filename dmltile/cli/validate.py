@@ -202,7 +202,10 @@ def validate_cmd(
     """
     if output_format not in FORMATS:
         raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
+    if as_json and output_format in ("sarif", "github"):
+        raise fail(f"--json prints dmltile's report and --format {output_format} another: choose one")
     as_json = as_json or output_format == "json"
+    machine = as_json or output_format != "text"  # stdout carries one format; human lines go to stderr
     levels, version = _levels(feature_level, all_levels, directml)
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
@@ -226,7 +229,7 @@ def validate_cmd(
             )
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
-        fix_files(list(results), levels[-1], write=fix, say=(err_console if as_json else console).out)
+        fix_files(list(results), levels[-1], write=fix, say=(err_console if machine else console).out)
         if fix:  # the verdict is the fixed files'
             results = chosen(_judged_again(results, levels, version), select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
