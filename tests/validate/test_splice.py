@@ -21,7 +21,7 @@ from dmltile.validate.splice import keep_layout
 from tests.validate.test_fixes import UNFIXABLE, _tensor, valid_documents
 from tests.validate.test_hints_keep_data import BROKEN, fix_all
 
-from ..cli.test_checker import invoke
+from ..cli_support import invoke
 
 JSONC = """\
 // a Tile descriptor kept by hand
