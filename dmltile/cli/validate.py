@@ -153,6 +153,16 @@ def _file_entry(f: str, reports: list[ValidationReport], all_levels: bool) -> di
     return entry
 
 
+def _prints_json(as_json: bool, output_format: str) -> bool:
+    """Whether stdout is dmltile's JSON report (``--json`` or ``--format json``); a usage error for
+    an unknown format or two formats asked for at once."""
+    if output_format not in FORMATS:
+        raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
+    if as_json and output_format in ("sarif", "github"):
+        raise fail(f"--json prints dmltile's report and --format {output_format} another: choose one")
+    return as_json or output_format == "json"
+
+
 @app.command("validate")
 def validate_cmd(
     files: list[Path] = typer.Argument(
@@ -200,11 +210,7 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
-    if output_format not in FORMATS:
-        raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
-    if as_json and output_format in ("sarif", "github"):
-        raise fail(f"--json prints dmltile's report and --format {output_format} another: choose one")
-    as_json = as_json or output_format == "json"
+    as_json = _prints_json(as_json, output_format)
     machine = as_json or output_format != "text"  # stdout carries one format; human lines go to stderr
     levels, version = _levels(feature_level, all_levels, directml)
     paths, unreadable, skipped = expand(files)
