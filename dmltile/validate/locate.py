@@ -11,6 +11,7 @@ change only the values it fixes and keep the rest of the file as it was written.
 from __future__ import annotations
 
 import bisect
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -86,7 +87,7 @@ class _Reader:
             self.i = m.end()
             self.skip()
             self.i += 1  # the colon
-            members.append(Member(m.group()[1:-1], m.start(), m.end(), self.value(depth + 1)))
+            members.append(Member(json.loads(m.group()), m.start(), m.end(), self.value(depth + 1)))
             self._comma()
 
     def _elements(self, depth: int) -> list[Span]:

@@ -186,3 +186,9 @@ def test_the_fix_written_into_the_text_is_the_fix_made_on_the_document(data):
         if path in before:
             kept = [k for k in before[path] if k in keys]
             assert [k for k in keys if k in kept] == kept, (text, out)
+
+
+def test_a_key_written_with_escapes_is_the_key_it_spells():
+    text = '{"Input\\u0054ensor": {"DataType": "FLOAT32", "Sizes": [2, 3]}, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 8]}, "Repeats": [2, 3]}'
+    out = keep_layout(text, model_fixed(json.loads(text)))
+    assert out == text.replace("[4, 8]", "[4, 9]")
