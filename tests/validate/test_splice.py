@@ -189,6 +189,9 @@ def test_the_fix_written_into_the_text_is_the_fix_made_on_the_document(data):
 
 
 def test_a_key_written_with_escapes_is_the_key_it_spells():
-    text = '{"Input\\u0054ensor": {"DataType": "FLOAT32", "Sizes": [2, 3]}, "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 8]}, "Repeats": [2, 3]}'
+    text = (
+        '{"Input\\u0054ensor": {"DataType": "FLOAT32", "Sizes": [2, 3]}, '
+        '"OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 8]}, "Repeats": [2, 3]}'
+    )
     out = keep_layout(text, model_fixed(json.loads(text)))
     assert out == text.replace("[4, 8]", "[4, 9]")
