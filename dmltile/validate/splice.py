@@ -123,21 +123,22 @@ class _Splicer:
             self.value(m.value, old[m.key], new[key])
         self.removals(members, kept)
         added = [k for k in new if k not in old and k not in names.values()]
-        self.insertions(span, kept, {names.get(m.key, m.key): m for m in kept}, added, new)
+        self.insertions(kept, {names.get(m.key, m.key): m for m in kept}, added, new)
 
     def removals(self, members: list[Member], kept: list[Member]) -> None:
         """Each member not kept goes from its key to the next member's; a run at the end goes from the
         last kept value's end, taking the comma before it."""
         last_kept = members.index(kept[-1])
+        kept_keys = {m.key for m in kept}
         for n, m in enumerate(members[:last_kept]):
-            if m not in kept:
+            if m.key not in kept_keys:
                 self.changes.append((m.key_start, members[n + 1].key_start, ""))
         if last_kept < len(members) - 1:
             self.changes.append((kept[-1].value.end, members[-1].value.end, ""))
 
-    def insertions(
-        self, span: Span, kept: list[Member], by_key: dict[str, Member], added: list[str], new: dict
-    ) -> None:
+    def insertions(self, kept: list[Member], by_key: dict[str, Member], added: list[str], new: dict) -> None:
+        """Each added member after the last one written that comes before it in DirectML's field
+        order (before the first member when none does), on its own line if its neighbours are."""
         multiline = any("\n" in self.text[m.value.start : m.value.end] for m in kept)
         for key in sorted(added, key=lambda k: _FIELD_ORDER.get(k, len(_FIELD_ORDER))):
             rank = _FIELD_ORDER.get(key, len(_FIELD_ORDER))
