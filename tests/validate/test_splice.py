@@ -195,3 +195,13 @@ def test_a_key_written_with_escapes_is_the_key_it_spells():
     )
     out = keep_layout(text, model_fixed(json.loads(text)))
     assert out == text.replace("[4, 8]", "[4, 9]")
+
+
+def test_removed_members_take_their_own_line_and_comma_and_nothing_else():
+    kept = '  "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},\n'
+    text = (
+        "{\n" + kept + '  "Comment": "mine",\n  "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9]},\n'
+        '  "Repeats": [2, 3],\n  "Note": 1\n}\n'
+    )
+    out = keep_layout(text, model_fixed(json.loads(text)))
+    assert out == text.replace('  "Comment": "mine",\n', "").replace(',\n  "Note": 1', "")
