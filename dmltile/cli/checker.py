@@ -13,13 +13,14 @@ from typing import IO, Any
 
 from ..core.enums import FeatureLevel
 from ..validate.api import validate
+from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
 from ..validate.fixes import apply_all
 from ..validate.locate import Position, locate, places
 from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
-from ..validate.source import looks_like_dxdispatch, read_source
-from ..validate.splice import keep_layout
+from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
+from ..validate.splice import dispatchable_with, keep_layout
 from .files import write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -141,13 +142,9 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
-def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
-    """The file's descriptor with every fix of its report applied together, judged again and fixed
-    again at most ``rounds`` times; and what changed, one line per issue fixed. A DxDispatch model
-    is left as it is (its issues' paths point into the dispatchable's canonical form)."""
-    document = read_source(path)
-    if not isinstance(document, dict) or looks_like_dxdispatch(document):
-        return document, []
+def _fixed(document: Any, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+    """The descriptor with every fix of its report applied together, judged again and fixed again
+    at most ``rounds`` times; and what changed, one line per issue fixed."""
     changes: list[str] = []
     for _ in range(rounds):
         report = validate(document, level)
@@ -157,6 +154,39 @@ def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[An
         changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
         document = apply_all(document, fixable)
     return document, changes
+
+
+def _fixed_model(data: dict, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+    """A DxDispatch model (or lone dispatchable) with each Tile dispatchable fixed as a descriptor
+    and written back as the model wrote it; what changed, each line naming its dispatchable."""
+    model, _ = model_of(data)
+    if model is None:
+        return data, []
+    dispatchables = dict(model["dispatchables"])
+    changes: list[str] = []
+    for name, canonical in split_model(model).tiles.items():
+        fixed, made = _fixed(canonical, level, rounds)
+        try:
+            dispatchables[name] = (
+                dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]
+            )
+        except ValueError:
+            continue  # left as it is: the fix cannot be written as DxDispatch reads it
+        changes += [f"{name}: {line}" for line in made]
+    if is_dispatchable(data):
+        return dispatchables[DISPATCHABLE], changes
+    return {**model, "dispatchables": dispatchables}, changes
+
+
+def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
+    """The file's descriptor (or DxDispatch model) with every fix of its report applied together,
+    judged again and fixed again at most ``rounds`` times; and what changed, one line per issue."""
+    document = read_source(path)
+    if not isinstance(document, dict):
+        return document, []
+    if looks_like_dxdispatch(document):
+        return _fixed_model(document, level, rounds)
+    return _fixed(document, level, rounds)
 
 
 def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
@@ -177,7 +207,7 @@ def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[
     """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
     for f in files:
         path = Path(f)
-        if f == "<stdin>" or not path.is_file():
+        if f in ("-", "<stdin>") or not path.is_file():
             continue
         document, changes = fixed_document(path, level)
         if not changes:

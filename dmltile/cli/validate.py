@@ -235,9 +235,14 @@ def validate_cmd(
             )
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
-        fix_files(list(results), levels[-1], write=fix, say=(err_console if machine else console).out)
+        checked = [path for path, _ in paths]
+        fix_files(
+            [str(p) for p in checked], levels[-1], write=fix, say=(err_console if machine else console).out
+        )
         if fix:  # the verdict is the fixed files'
-            results = chosen(_judged_again(results, levels, version), select, ignore, warnings_as_errors)
+            results = chosen(
+                _judged_again(results, checked, levels, version), select, ignore, warnings_as_errors
+            )
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if output_format in ("sarif", "github"):
@@ -265,14 +270,17 @@ def validate_cmd(
 
 
 def _judged_again(
-    results: dict[str, list[ValidationReport]], levels: list[FeatureLevel], version: DirectmlVersion | None
+    results: dict[str, list[ValidationReport]],
+    files: list[Path],
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
 ) -> dict[str, list[ValidationReport]]:
-    """The files judged again after ``--fix`` wrote them (standard input and DxDispatch
-    dispatchables, which it leaves alone, keep their reports)."""
-    out = {}
-    for f, reports in results.items():
-        path = Path(f)
-        out[f] = judge_file(path, levels, version)[0].get(f, reports) if path.is_file() else reports
+    """The reports again after ``--fix`` wrote the files (standard input keeps its reports)."""
+    out = dict(results)
+    for path in files:
+        if str(path) != "-" and path.is_file():
+            rows = judge_file(path, levels, version)[0]
+            out.update({label: reports for label, reports in rows.items() if label in out})
     return out
 
 

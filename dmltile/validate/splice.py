@@ -16,12 +16,13 @@ import re
 from typing import Any
 
 from ..core.layout import OPERATOR_TYPE_TILE, TENSOR_TYPE_BUFFER, wrap_operator, wrap_tensor
+from .dxdispatch import DXDISPATCH_KEYS, canonical_document
 from .locate import Member, Span, spans
 from .rules.edits import TENSORS, wrapped
 from .source import loads, strip_jsonc
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TILE_KEYS
 
-__all__ = ["keep_layout", "splice"]
+__all__ = ["dispatchable_with", "keep_layout", "splice"]
 
 # Where an added member goes: after the members that come before it in this order.
 _FIELD_ORDER = {key: n for n, key in enumerate(dict.fromkeys(OPERATOR_KEYS + TILE_KEYS + BUFFER_KEYS))}
@@ -69,6 +70,44 @@ def in_file_shape(original: Any, fixed: Any) -> Any:
         return {**fixed, "Desc": desc}
     keep_type = "Type" in original or fixed.get("Type") != OPERATOR_TYPE_TILE
     return {**({"Type": fixed.get("Type")} if keep_type else {}), **desc}
+
+
+def _dxdispatch_defaults(written: Any, buffer: Any) -> Any:
+    """A buffer desc with DxDispatch's spellings of a default where the file used them: ``[]`` for
+    packed Strides, 0 for a computed size, ``[]`` for no flags (the canonical form reads them as
+    null, absent and NONE)."""
+    if not isinstance(written, dict) or not isinstance(buffer, dict):
+        return buffer
+    out = dict(buffer)
+    if written.get("Strides") == [] and "Strides" in out and out["Strides"] is None:
+        out["Strides"] = []
+    if written.get("TotalTensorSizeInBytes") == 0 and "TotalTensorSizeInBytes" not in out:
+        out["TotalTensorSizeInBytes"] = 0
+    if written.get("Flags") == [] and out.get("Flags") == "DML_TENSOR_FLAG_NONE":
+        out["Flags"] = []
+    return out
+
+
+def dispatchable_with(raw: dict, fixed: dict) -> dict:
+    """A DxDispatch Tile dispatchable holding ``fixed`` (its canonical document, fixed), written as
+    ``raw`` was: its ``desc`` key (or the fields inline), bare tensors, DxDispatch's defaults.
+    ValueError when DxDispatch's reading of the result would not be ``fixed``."""
+    key = next((k for k in ("desc", "Desc") if k in raw), None)
+    beside = {k: v for k, v in raw.items() if k in ("type", "Type", *DXDISPATCH_KEYS)}
+    written = raw[key] if key else {k: v for k, v in raw.items() if k not in beside}
+    desc = in_file_shape(written, {"Type": OPERATOR_TYPE_TILE, "Desc": fixed.get("Desc")})
+    if not isinstance(desc, dict) or not isinstance(written, dict):
+        raise ValueError("the dispatchable's desc is not an object")
+    for name in TENSORS:
+        tensor, was = desc.get(name), written.get(name)
+        if isinstance(tensor, dict) and isinstance(was, dict):
+            wrapped_tensor = "Desc" in tensor and isinstance(tensor["Desc"], dict)
+            inner = _dxdispatch_defaults(was.get("Desc", was), tensor["Desc"] if wrapped_tensor else tensor)
+            desc[name] = {**tensor, "Desc": inner} if wrapped_tensor else inner
+    out = {**raw, key: desc} if key else {**beside, **desc}
+    if not _same(canonical_document(out), fixed):
+        raise ValueError("the fixed dispatchable does not read back as the fixed document")
+    return out
 
 
 class _Splicer:

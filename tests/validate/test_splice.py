@@ -36,6 +36,39 @@ JSONC = """\
 """
 
 
+MODEL = """\
+// a DxDispatch model kept by hand
+{
+    "resources":
+    {
+        "input":  { "initialValuesDataType": "FLOAT32",
+                    "initialValues": { "valueCount": 6, "valueStart": 1, "valueDelta": 1 } },
+        "output": { "initialValuesDataType": "FLOAT32", "initialValues": { "valueCount": 54, "value": 0 } }, // 6 x 9
+    },
+    "dispatchables":
+    {
+        "tile":
+        {
+            "type": "DML_OPERATOR_TILE",
+            "desc":
+            {
+                "Repeats": [1, 1, 3, 3], /* repeats first */
+                "InputTensor":  { "DataType": "FLOAT32", "Sizes": [1, 1, 2, 3], "Strides": [] },
+                "OutputTensor": { "DataType": "FLOAT32", "Sizes": [1, 1, 6, 8] },
+                "RepeatsCount": 4,
+            }
+        }
+    },
+    "commands":
+    [
+        { "type": "dispatch", "dispatchable": "tile",
+          "bindings": { "InputTensor": "input", "OutputTensor": "output" } },
+        { "type": "print", "resource": "output" }
+    ]
+}
+"""
+
+
 def key_orders(text: str) -> dict[tuple, list[str]]:
     """The keys of every object in the order the text writes them, by the object's path."""
     out: dict[tuple, list[str]] = {}
@@ -205,3 +238,25 @@ def test_removed_members_take_their_own_line_and_comma_and_nothing_else():
     )
     out = keep_layout(text, model_fixed(json.loads(text)))
     assert out == text.replace('  "Comment": "mine",\n', "").replace(',\n  "Note": 1', "")
+
+
+def test_fix_on_a_jsonc_dxdispatch_model_changes_one_value_and_keeps_its_comments(tmp_path):
+    target = tmp_path / "tile.json"
+    target.write_text(MODEL)
+    assert invoke("validate", target).exit_code == 1
+    result = invoke("validate", target, "--fix")
+    assert result.exit_code == 0 and "tile: DML205" in result.stdout, result.stdout
+    assert target.read_text() == MODEL.replace("[1, 1, 6, 8]", "[1, 1, 6, 9]")
+    assert dmltile.validate(target).valid
+
+
+def test_a_dxdispatch_model_keeps_its_defaults_spelt_as_dxdispatch_spells_them(tmp_path):
+    broken = MODEL.replace(
+        '"DataType": "FLOAT32", "Sizes": [1, 1, 2, 3]', '"DataType": "float", "Sizes": [1, 1, 2, 3]'
+    )
+    target = tmp_path / "tile.json"
+    target.write_text(broken)
+    assert invoke("validate", target, "--fix").exit_code == 0
+    fixed = target.read_text()
+    assert '"Strides": []' in fixed and "/* repeats first */" in fixed and "// 6 x 9" in fixed
+    assert '"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32"' in fixed and dmltile.validate(target).valid
