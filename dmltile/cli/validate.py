@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -235,14 +236,9 @@ def validate_cmd(
             )
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
-        checked = [path for path, _ in paths]
-        fix_files(
-            [str(p) for p in checked], levels[-1], write=fix, say=(err_console if machine else console).out
-        )
-        if fix:  # the verdict is the fixed files'
-            results = chosen(
-                _judged_again(results, checked, levels, version), select, ignore, warnings_as_errors
-            )
+        say = (err_console if machine else console).out
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say)
+        results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if output_format in ("sarif", "github"):
@@ -267,6 +263,19 @@ def validate_cmd(
         raise typer.Exit(status)
     print_text(levels, results, all_levels, unreadable, not_covered, skipped)
     raise typer.Exit(status)
+
+
+def _fix_or_diff(
+    results: dict[str, list[ValidationReport]],
+    files: list[Path],
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+    write: bool,
+    say: Callable[[str], None],
+) -> dict[str, list[ValidationReport]]:
+    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say)
+    return _judged_again(results, files, levels, version) if write else results
 
 
 def _judged_again(
