@@ -13,12 +13,14 @@ from typing import IO, Any
 
 from ..core.enums import FeatureLevel
 from ..validate.api import validate
+from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
 from ..validate.fixes import apply_all
 from ..validate.locate import Position, locate, places
 from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
-from ..validate.source import looks_like_dxdispatch, read_source
+from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
+from ..validate.splice import dispatchable_with, keep_layout
 from .files import write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
@@ -140,13 +142,9 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
-def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
-    """The file's descriptor with every fix of its report applied together, judged again and fixed
-    again at most ``rounds`` times; and what changed, one line per issue fixed. A DxDispatch model
-    is left as it is (its issues' paths point into the dispatchable's canonical form)."""
-    document = read_source(path)
-    if not isinstance(document, dict) or looks_like_dxdispatch(document):
-        return document, []
+def _fixed(document: Any, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+    """The descriptor with every fix of its report applied together, judged again and fixed again
+    at most ``rounds`` times; and what changed, one line per issue fixed."""
     changes: list[str] = []
     for _ in range(rounds):
         report = validate(document, level)
@@ -158,21 +156,64 @@ def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[An
     return document, changes
 
 
+def _fixed_model(data: dict, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+    """A DxDispatch model (or lone dispatchable) with each Tile dispatchable fixed as a descriptor
+    and written back as the model wrote it; what changed, each line naming its dispatchable."""
+    model, _ = model_of(data)
+    if model is None:
+        return data, []
+    dispatchables = dict(model["dispatchables"])
+    changes: list[str] = []
+    for name, canonical in split_model(model).tiles.items():
+        fixed, made = _fixed(canonical, level, rounds)
+        try:
+            dispatchables[name] = (
+                dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]
+            )
+        except ValueError:
+            continue  # left as it is: the fix cannot be written as DxDispatch reads it
+        changes += [f"{name}: {line}" for line in made]
+    if is_dispatchable(data):
+        return dispatchables[DISPATCHABLE], changes
+    return {**model, "dispatchables": dispatchables}, changes
+
+
+def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
+    """The file's descriptor (or DxDispatch model) with every fix of its report applied together,
+    judged again and fixed again at most ``rounds`` times; and what changed, one line per issue."""
+    document = read_source(path)
+    if not isinstance(document, dict):
+        return document, []
+    if looks_like_dxdispatch(document):
+        return _fixed_model(document, level, rounds)
+    return _fixed(document, level, rounds)
+
+
 def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
     return lambda out: out.write(data)
+
+
+def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> str:
+    """The file's text with the fixes made in place (its layout, key order and comments kept); in
+    the canonical layout only when the fixed values cannot be placed in it, and then saying so."""
+    try:
+        return keep_layout(old, document)
+    except ValueError:
+        say(f"{f}: its layout could not be kept; written in the canonical layout")
+        return json.dumps(document, indent=2) + "\n"
 
 
 def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None]) -> None:
     """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
     for f in files:
         path = Path(f)
-        if f == "<stdin>" or not path.is_file():
+        if f in ("-", "<stdin>") or not path.is_file():
             continue
         document, changes = fixed_document(path, level)
         if not changes:
             continue
         old = path.read_text(encoding="utf-8")
-        new = json.dumps(document, indent=2) + "\n"
+        new = _fixed_text(old, document, say, f)
         if write:
             write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
             say(f"{f}: fixed ({len(changes)} issue{'s' * (len(changes) != 1)})")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import typer
@@ -153,6 +154,16 @@ def _file_entry(f: str, reports: list[ValidationReport], all_levels: bool) -> di
     return entry
 
 
+def _prints_json(as_json: bool, output_format: str) -> bool:
+    """Whether stdout is dmltile's JSON report (``--json`` or ``--format json``); a usage error for
+    an unknown format or two formats asked for at once."""
+    if output_format not in FORMATS:
+        raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
+    if as_json and output_format in ("sarif", "github"):
+        raise fail(f"--json prints dmltile's report and --format {output_format} another: choose one")
+    return as_json or output_format == "json"
+
+
 @app.command("validate")
 def validate_cmd(
     files: list[Path] = typer.Argument(
@@ -200,9 +211,8 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
-    if output_format not in FORMATS:
-        raise fail(f"--format {output_format!r}: use one of {', '.join(FORMATS)}")
-    as_json = as_json or output_format == "json"
+    as_json = _prints_json(as_json, output_format)
+    machine = as_json or output_format != "text"  # stdout carries one format; human lines go to stderr
     levels, version = _levels(feature_level, all_levels, directml)
     paths, unreadable, skipped = expand(files)
     results: dict[str, list[ValidationReport]] = {}
@@ -226,9 +236,9 @@ def validate_cmd(
             )
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
-        fix_files(list(results), levels[-1], write=fix, say=(err_console if as_json else console).out)
-        if fix:  # the verdict is the fixed files'
-            results = chosen(_judged_again(results, levels, version), select, ignore, warnings_as_errors)
+        say = (err_console if machine else console).out
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say)
+        results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if output_format in ("sarif", "github"):
@@ -255,15 +265,31 @@ def validate_cmd(
     raise typer.Exit(status)
 
 
-def _judged_again(
-    results: dict[str, list[ValidationReport]], levels: list[FeatureLevel], version: DirectmlVersion | None
+def _fix_or_diff(
+    results: dict[str, list[ValidationReport]],
+    files: list[Path],
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+    write: bool,
+    say: Callable[[str], None],
 ) -> dict[str, list[ValidationReport]]:
-    """The files judged again after ``--fix`` wrote them (standard input and DxDispatch
-    dispatchables, which it leaves alone, keep their reports)."""
-    out = {}
-    for f, reports in results.items():
-        path = Path(f)
-        out[f] = judge_file(path, levels, version)[0].get(f, reports) if path.is_file() else reports
+    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say)
+    return _judged_again(results, files, levels, version) if write else results
+
+
+def _judged_again(
+    results: dict[str, list[ValidationReport]],
+    files: list[Path],
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+) -> dict[str, list[ValidationReport]]:
+    """The reports again after ``--fix`` wrote the files (standard input keeps its reports)."""
+    out = dict(results)
+    for path in files:
+        if str(path) != "-" and path.is_file():
+            rows = judge_file(path, levels, version)[0]
+            out.update({label: reports for label, reports in rows.items() if label in out})
     return out
 
 

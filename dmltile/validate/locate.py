@@ -4,11 +4,16 @@ Issue paths point into the canonical wrapped document; a file may be written bar
 ``Desc`` around the operator or a tensor), so the ``Desc`` steps the file leaves out are skipped.
 A path that names a member the file does not have (a missing field) is placed at the object that
 should hold it. JSON with comments and trailing commas (JSONC, as DxDispatch reads it) is read too.
+The same reading (``spans``: where each value, key and member is in the text) lets ``--fix``
+change only the values it fixes and keep the rest of the file as it was written.
 """
 
 from __future__ import annotations
 
+import bisect
+import json
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from .rules.edits import split_path
@@ -17,68 +22,83 @@ Position = tuple[int, int]  # line and column, both from 1
 _SKIP = re.compile(r"(?:\s+|//[^\n]*|/\*.*?\*/)*", re.S)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _SCALAR = re.compile(r"[^\s,\]\}/]+")
+_MAX_DEPTH = 64
 
 
-class _Scanner:
-    """Records the position of every member and element of a JSON(C) text, by its path."""
+@dataclass
+class Member:
+    """One ``"key": value`` of an object: where its key starts and ends, and its value."""
+
+    key: str
+    key_start: int
+    key_end: int
+    value: Span
+
+
+@dataclass
+class Span:
+    """Where one JSON value is in the text (``start``..``end``); an object's members or an array's
+    elements in the order written (both None for a scalar)."""
+
+    start: int
+    end: int = 0
+    members: list[Member] | None = None
+    elements: list[Span] | None = field(default=None)
+
+
+class _Reader:
+    """Reads a JSON(C) text into the spans of its values."""
 
     def __init__(self, text: str) -> None:
         self.text, self.i = text, 0
-        self.places: dict[tuple, Position] = {}
-        self.starts = [m.end() for m in re.finditer("\n", text)]
-
-    def position(self, offset: int) -> Position:
-        line = sum(1 for s in self.starts if s <= offset)
-        column = offset - (self.starts[line - 1] if line else 0)
-        return line + 1, column + 1
 
     def skip(self) -> None:
         self.i = _SKIP.match(self.text, self.i).end()  # type: ignore[union-attr]
 
-    def value(self, path: tuple, depth: int = 0) -> None:
+    def value(self, depth: int = 0) -> Span:
         self.skip()
-        if depth > 64 or self.i >= len(self.text):
+        if depth > _MAX_DEPTH or self.i >= len(self.text):
             raise ValueError("too deep or cut short")
+        span = Span(self.i)
         c = self.text[self.i]
         if c == "{":
-            self._members(path, depth)
+            span.members = self._members(depth)
         elif c == "[":
-            self._elements(path, depth)
+            span.elements = self._elements(depth)
         else:
             m = (_STRING if c == '"' else _SCALAR).match(self.text, self.i)
             if m is None:
                 raise ValueError("not JSON")
             self.i = m.end()
+        span.end = self.i
+        return span
 
-    def _members(self, path: tuple, depth: int) -> None:
+    def _members(self, depth: int) -> list[Member]:
         self.i += 1
+        members: list[Member] = []
         while True:
             self.skip()
             if self.text[self.i] == "}":
                 self.i += 1
-                return
+                return members
             m = _STRING.match(self.text, self.i)
             if m is None:
                 raise ValueError("a key is not a string")
-            key = m.group()[1:-1]
-            self.places.setdefault((*path, key), self.position(self.i))
             self.i = m.end()
             self.skip()
             self.i += 1  # the colon
-            self.value((*path, key), depth + 1)
+            members.append(Member(json.loads(m.group()), m.start(), m.end(), self.value(depth + 1)))
             self._comma()
 
-    def _elements(self, path: tuple, depth: int) -> None:
+    def _elements(self, depth: int) -> list[Span]:
         self.i += 1
-        n = 0
+        elements: list[Span] = []
         while True:
             self.skip()
             if self.text[self.i] == "]":
                 self.i += 1
-                return
-            self.places.setdefault((*path, n), self.position(self.i))
-            self.value((*path, n), depth + 1)
-            n += 1
+                return elements
+            elements.append(self.value(depth + 1))
             self._comma()
 
     def _comma(self) -> None:
@@ -87,16 +107,40 @@ class _Scanner:
             self.i += 1
 
 
+def spans(text: str) -> Span:
+    """Where each value of a JSON(C) text is; ValueError for text that cannot be read."""
+    try:
+        return _Reader(text).value()
+    except IndexError as e:
+        raise ValueError("cut short") from e
+
+
+def _walk(span: Span, path: tuple, out: dict[tuple, int]) -> None:
+    for m in span.members or []:
+        out.setdefault((*path, m.key), m.key_start)
+        _walk(m.value, (*path, m.key), out)
+    for n, e in enumerate(span.elements or []):
+        out.setdefault((*path, n), e.start)
+        _walk(e, (*path, n), out)
+
+
 def places(text: str) -> dict[tuple, Position]:
     """The position of every member (its key) and array element (its value) by path; {} for text
     that cannot be read."""
-    scanner = _Scanner(text)
     try:
-        scanner.value(())
-    except (ValueError, IndexError):
+        root = spans(text)
+    except ValueError:
         return {}
-    scanner.places.setdefault((), (1, 1))
-    return scanner.places
+    offsets: dict[tuple, int] = {(): 0}
+    _walk(root, (), offsets)
+    starts = [m.end() for m in re.finditer("\n", text)]
+    return {path: _position(starts, at) for path, at in offsets.items()}
+
+
+def _position(line_starts: list[int], offset: int) -> Position:
+    line = bisect.bisect_right(line_starts, offset)
+    column = offset - (line_starts[line - 1] if line else 0)
+    return line + 1, column + 1
 
 
 def _as_written(parts: list[Any]) -> list[tuple]:

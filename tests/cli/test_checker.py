@@ -22,6 +22,7 @@ from tests.examples_support import EXAMPLES, example_level
 
 from ..cli_support import DOC_EXAMPLE, invoke
 from ..validate.test_hints_keep_data import leaves, named
+from ..validate.test_splice import key_orders
 
 SARIF_SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 INVALID = sorted(EXAMPLES.glob("invalid_*.json"))
@@ -44,6 +45,20 @@ def test_fix_makes_every_invalid_example_valid_keeping_its_data(path, tmp_path):
     for leaf, value in leaves(wrapped(original)):
         if not named(leaf, issued):
             assert kept.get(leaf) == value, leaf
+    before_keys, after_keys = key_orders(path.read_text()), key_orders(target.read_text())
+    for where, keys in before_keys.items():  # the file's own key order, not the canonical one
+        assert [k for k in after_keys.get(where, []) if k in keys] == [
+            k for k in keys if k in after_keys.get(where, [])
+        ], where
+
+
+@pytest.mark.parametrize("path", sorted((EXAMPLES / "dxdispatch").glob("*.json")), ids=lambda p: p.name)
+def test_fix_leaves_every_shipped_dxdispatch_model_valid_and_as_written(path, tmp_path):
+    target = tmp_path / path.name
+    shutil.copy(path, target)
+    result = invoke("validate", target, "--fix")
+    assert result.exit_code == 0, result.stdout
+    assert target.read_bytes() == path.read_bytes() and dmltile.validate(target).valid
 
 
 def test_diff_prints_what_fix_would_change_and_writes_nothing(tmp_path):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+from pathlib import Path
 
 import jsonschema
 import numpy as np
@@ -18,6 +20,7 @@ from dmltile.execute.directml import oracle
 from ..cli_support import DOC_EXAMPLE, EXAMPLES, invoke, tile_model_file
 
 INVALID = EXAMPLES / "invalid_output_sizes.json"
+SARIF_SCHEMA = json.loads((Path(__file__).parent / "sarif-schema-2.1.0.json").read_text())
 DIRECTML = oracle.setup_problem() is None
 
 
@@ -45,7 +48,10 @@ VALIDATE_FLAGS = [
     ["--ignore", "DML205"],
     ["--warnings-as-errors"],
     ["--diff"],  # the diff goes to stderr under --json
+    ["--fix"],  # what changed goes to stderr under --json (on a copy of the files)
     ["--format", "json"],
+    ["--format", "sarif"],  # stdout is the SARIF log alone, or a usage error beside --json
+    ["--format", "github"],  # not JSON: a usage error beside --json
 ]
 RUN_FLAGS = [
     ["--seed", "1"],
@@ -55,7 +61,13 @@ RUN_FLAGS = [
     ["--backend", "onnxruntime"],
     ["--output", "{tmp}/y.npy"],
     ["-l", "3.1"],
+    ["--directml", "1.9.1"],
+    ["--input", "{tmp}/x.npy"],  # the example's input shape and type (written by ``inputs``)
+    ["--input-buffer", "{tmp}/in.bin"],
 ]
+# --backend directml runs the real DirectML.dll (seconds a run): test_compare_compares_the_backend_
+# named_and_says_which runs it under --json; check --observe runs onnxruntime-directml the same way
+# (tests/directml/test_ort_directml_live.py).
 
 
 def _run(args: list[str], schema: str, tmp_path) -> tuple[int, dict]:
@@ -68,12 +80,36 @@ def _run(args: list[str], schema: str, tmp_path) -> tuple[int, dict]:
 @pytest.mark.parametrize("source", [DOC_EXAMPLE, INVALID, EXAMPLES], ids=["valid", "invalid", "directory"])
 @pytest.mark.parametrize("flags", combinations(VALIDATE_FLAGS), ids=" ".join)
 def test_validate(source, flags, tmp_path):
-    _run(["validate", source, *flags], "validate", tmp_path)
+    copy = tmp_path / "files" / source.name  # --fix writes the files it checks
+    if source.is_dir():
+        shutil.copytree(source, copy)
+    else:
+        copy.parent.mkdir()
+        shutil.copy(source, copy)
+    formats = [flags[n + 1] for n, word in enumerate(flags) if word == "--format"]
+    if formats[-1:] in ([], ["json"]):  # the last --format given is the one in effect
+        _run(["validate", copy, *flags], "validate", tmp_path)
+        return
+    result = invoke("validate", copy, *flags, "--json")
+    assert result.exit_code == 2, result.stdout  # --json and a CI format: choose one
+    conforms(result.stdout, "error", 2)
+    if formats[-1] == "sarif":  # alone, stdout is the SARIF log and only that
+        alone = invoke("validate", copy, *flags)
+        assert alone.exit_code in (0, 1), alone.stdout
+        jsonschema.validate(json.loads(alone.stdout), SARIF_SCHEMA, cls=jsonschema.Draft4Validator)
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    """The input files RUN_FLAGS name: the examples' input, FLOAT32 [1, 1, 2, 3], as .npy and raw bytes."""
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
+    np.save(tmp_path / "x.npy", x)
+    (tmp_path / "in.bin").write_bytes(x.tobytes())
 
 
 @pytest.mark.parametrize("source", [DOC_EXAMPLE, INVALID], ids=["valid", "invalid"])
 @pytest.mark.parametrize("flags", combinations(RUN_FLAGS), ids=" ".join)
-def test_run(source, flags, tmp_path):
+def test_run(source, flags, tmp_path, inputs):
     _run(["run", source, *flags], "run", tmp_path)
 
 
@@ -88,13 +124,51 @@ def tile_model(tmp_path):
     return path
 
 
-@pytest.mark.parametrize(
-    "flags", combinations([["--all-levels"], ["-l", "5.0"], ["--steps"]], 3), ids=" ".join
-)
+CHECK_FLAGS = [
+    ["--all-levels"],
+    ["-l", "5.0"],
+    ["--steps"],
+    ["--dim", "n=4"],  # the model has no symbolic dimension: a usage error, as one JSON document
+    ["--input", "x=2,3"],
+    ["--repeats", "t=1,2"],
+]
+
+
+@pytest.mark.parametrize("flags", combinations(CHECK_FLAGS, 3), ids=" ".join)
 def test_check(tile_model, flags, tmp_path):
     status, document = _run(["check", tile_model, *flags], "check", tmp_path)
     if status != 2 and "--all-levels" in flags:
         assert document["feature_levels"][0] == "1.0" and all("levels" in n for n in document["nodes"])
+
+
+@pytest.mark.parametrize(
+    "flags", combinations([["--resource", "output"], ["--resource", "other"]]), ids=" ".join
+)
+@pytest.mark.parametrize("printed", ["identical", "different", "nothing"])
+def test_compare_dxdispatch(flags, printed, tmp_path):
+    expected = tmp_path / "tile.expected.npy"
+    exported = invoke("export", DOC_EXAMPLE, "--dxdispatch", "-o", tmp_path / "tile.json", "--expect")
+    assert exported.exit_code == 0, exported.stdout
+    values = ", ".join(str(int(v)) for v in np.load(expected))
+    text = {
+        "identical": values,
+        "different": values.replace("4", "7", 1),
+        "nothing": "",
+    }[printed]
+    out = tmp_path / "out.txt"
+    out.write_text(f"Resource 'output': {text}\n" if text else "nothing printed\n")
+    result = invoke("compare-dxdispatch", out, expected, *flags, "--json")
+    status = result.exit_code
+    # its schema holds its unreadable-input document too ("identical": null, the error)
+    jsonschema.validate(
+        json.loads(result.stdout), report_schema("compare-dxdispatch"), cls=jsonschema.Draft202012Validator
+    )
+    resource = ([w for w in flags if w != "--resource"] or ["output"])[-1]
+    assert (
+        status == {"identical": 0, "different": 1, "nothing": 2}[printed]
+        if resource == "output"
+        else status == 2
+    )
 
 
 # -- run --compare compares what it says it compares -------------------------------------------------

@@ -222,14 +222,33 @@ def nested_too_deeply() -> Issue:
     return issue("DML001", "", "the document is nested too deeply to read")
 
 
+# What a required field holds, for the hint of a missing one: words, not example values, which would
+# read as the user's own data when copied (a fix, where the document implies the values, shows them).
+_WHAT_TO_WRITE = {
+    "Desc": 'an object holding "InputTensor", "OutputTensor" (each with its "DataType" and "Sizes") and "Repeats"',
+    "InputTensor": 'an object with the input\'s "DataType" and "Sizes"',
+    "OutputTensor": 'an object with the output\'s "DataType" and "Sizes" (the input\'s Sizes times the Repeats)',
+    "DataType": "the element type, a DML_TENSOR_DATA_TYPE name",
+    "Sizes": "the size of each dimension, outermost first",
+    "Repeats": "how many copies to make along each input dimension, none of them zero",
+}
+
+
+def _what_to_write(path: str, field: str) -> str | None:
+    if field == "Desc" and path != "Desc":
+        return 'an object with the tensor\'s "DataType" and "Sizes"'
+    return _WHAT_TO_WRITE.get(field)
+
+
 def missing_field(path: str, field: str) -> Issue:
-    """DML002: a required field is missing; the message says what it is, the hint shows a value."""
+    """DML002: a required field is missing; the message says what it is, the hint what to write."""
     info = FIELDS.get(field)
+    what = _what_to_write(path, field)
     return issue(
         "DML002",
         path,
         f"required field {field} is missing" + (f" ({field_description(field)})" if info else ""),
-        f'add "{field}"' + (f": {info.example}" if info else ""),
+        f'add "{field}"' + (f": {what}" if what else f": {info.example}" if info else ""),
     )
 
 
@@ -242,12 +261,11 @@ def unknown_field(path: str, loc: tuple, field: str, value: Any) -> Issue:
 
 def not_a_struct(path: str, field: str, value: Any) -> Issue:
     """DML004: a struct written as something other than an object."""
-    info = FIELDS.get(field)
     return issue(
         "DML004",
         path,
         f"{field or 'the value'} is {show(value)}, but it must be a JSON object",
-        f"write {field} as an object" + (f", e.g. {info.example}" if info else ""),
+        f"write {field} as " + (_what_to_write(path, field) or "an object"),
     )
 
 
@@ -257,7 +275,8 @@ def not_an_array(path: str, field: str, value: Any) -> Issue:
     if info and info.example == "null":  # an optional array (Strides): null or left out means packed
         hint = f"write {field} as a JSON array of whole numbers, or null (or leave it out) for packed"
     else:
-        hint = f"write {field} as a JSON array of whole numbers" + (f", e.g. {info.example}" if info else "")
+        what = _what_to_write(path, field)
+        hint = f"write {field} as a JSON array of whole numbers" + (f": {what}" if what else "")
     return issue("DML004", path, f"{field} is {show(value)}, but it must be an array of UINT", hint)
 
 

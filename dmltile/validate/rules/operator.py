@@ -169,8 +169,9 @@ def check_same_rank(desc: OperatorDesc) -> Iterator[Issue]:
 
 def swapped(ins: Sequence[int], reps: Sequence[int], outs: Sequence[int]) -> bool:
     """Whether the input's Sizes are what the output's should be and the other way round: the two
-    tensors written in each other's place (the repeats divide the input instead of multiplying it)."""
-    if not len(ins) == len(reps) == len(outs) or all(r == 1 for r in reps):
+    tensors written in each other's place (the repeats divide the input instead of multiplying it).
+    A size of 0 (DML104) says nothing either way: 0 is 0 times any repeat."""
+    if not len(ins) == len(reps) == len(outs) or all(r == 1 for r in reps) or 0 in (*ins, *outs):
         return False
     return all(i == o * r for i, r, o in zip(ins, reps, outs, strict=True))
 

@@ -19,9 +19,6 @@ from ..report import Edit, Issue
 from ..suggest import accepted_values
 from .edits import TENSORS, describe, join_path, split_path
 
-# The smallest valid Tile (the DirectML page's example) for a document that has nothing to derive from.
-DEFAULT_INPUT_SIZES, DEFAULT_REPEATS, DEFAULT_OUTPUT_SIZES = [1, 1, 2, 3], [1, 1, 3, 3], [1, 1, 6, 9]
-
 
 def at(doc: Any, *keys: Any) -> Any:
     """The value at ``keys`` in nested dicts and lists, or None where the path does not exist."""
@@ -88,16 +85,20 @@ def tensor_in(parts: list[str | int] | str) -> str:
     return next((t for t in TENSORS if t in parts), "InputTensor")
 
 
-def _output_sizes(doc: Any) -> list[int]:
+# A fix gives a field only a value the rest of the document implies: where nothing implies it (no
+# tensor, no Sizes, no Repeats to start from) these return None, and the issue gets no fix and a hint
+# saying what to write, never example values that would stand in for the user's own. A size or
+# repeat of 1 along an axis the document has is implied: it keeps the shape the user wrote.
+def _output_sizes(doc: Any) -> list[int] | None:
     ins, reps = sizes_of(doc, "InputTensor"), repeats_of(doc)
     if ins and reps and len(ins) == len(reps):
         return [max(i, 1) * max(r, 1) for i, r in zip(ins, reps, strict=True)]
     if ins:
         return [max(i, 1) for i in ins]
-    return [1] * len(reps) if reps else list(DEFAULT_OUTPUT_SIZES)
+    return [1] * len(reps) if reps else None
 
 
-def _input_sizes(doc: Any) -> list[int]:
+def _input_sizes(doc: Any) -> list[int] | None:
     outs, reps = sizes_of(doc, "OutputTensor"), repeats_of(doc)
     if outs and reps and len(outs) == len(reps):
         return [o // r if r and o % r == 0 and o // r > 0 else 1 for o, r in zip(outs, reps, strict=True)]
@@ -106,23 +107,24 @@ def _input_sizes(doc: Any) -> list[int]:
     count = small_count(buffer(doc, "InputTensor").get("DimensionCount"))
     if count:
         return [1] * count
-    return [max(o, 1) for o in outs] if outs else list(DEFAULT_INPUT_SIZES)
+    return [max(o, 1) for o in outs] if outs else None
 
 
-def derived_sizes(doc: Any, tensor: str) -> list[int]:
+def derived_sizes(doc: Any, tensor: str) -> list[int] | None:
     """The Sizes a tensor should have, from the other tensor's Sizes and the Repeats."""
     return _output_sizes(doc) if tensor == "OutputTensor" else _input_sizes(doc)
 
 
-def derived_repeats(doc: Any) -> list[int]:
+def derived_repeats(doc: Any) -> list[int] | None:
     """The Repeats that map the input's Sizes onto the output's (1 where they do not divide)."""
     ins, outs = sizes_of(doc, "InputTensor"), sizes_of(doc, "OutputTensor")
     if ins and outs and len(ins) == len(outs):
         return [o // i if i and o % i == 0 and o // i > 0 else 1 for i, o in zip(ins, outs, strict=True)]
-    if ins:
-        return [1] * len(ins)
+    shape = ins or outs
+    if shape:
+        return [1] * len(shape)
     count = small_count(at(doc, "Desc", "RepeatsCount"))
-    return [1] * count if count else list(DEFAULT_REPEATS)
+    return [1] * count if count else None
 
 
 def needed_bytes(doc: Any, tensor: str) -> int | None:
@@ -134,13 +136,13 @@ def needed_bytes(doc: Any, tensor: str) -> int | None:
     return calc_buffer_tensor_size(dtype, sizes, strides_or_packed(sizes, uints(t.get("Strides"))))
 
 
-def tensor_value(doc: Any, tensor: str) -> dict:
-    """A whole tensor desc for ``tensor``: the other tensor's type, the Sizes the document implies."""
-    dtype = dtype_of(doc, other(tensor)) or DataType.FLOAT32
-    return {
-        "Type": TensorType.BUFFER.c_name,
-        "Desc": {"DataType": dtype.c_name, "Sizes": derived_sizes(doc, tensor)},
-    }
+def tensor_value(doc: Any, tensor: str) -> dict | None:
+    """A whole tensor desc for ``tensor``: the other tensor's type, the Sizes the document implies;
+    None when the document implies neither."""
+    dtype, sizes = dtype_of(doc, other(tensor)), derived_sizes(doc, tensor)
+    if dtype is None or sizes is None:
+        return None
+    return {"Type": TensorType.BUFFER.c_name, "Desc": {"DataType": dtype.c_name, "Sizes": sizes}}
 
 
 @dataclass(frozen=True)
@@ -176,8 +178,10 @@ class Place:
     def set(self, value: Any) -> Edit:
         return Edit(op="set", path=self.path, value=value)
 
-    def element(self, values: list[int]) -> Edit:
+    def element(self, values: list[int] | None) -> Edit | None:
         """Set the element at the index from ``values``, or the whole array when there is none."""
+        if values is None:
+            return None
         if self.index is not None and self.index < len(values):
             return self.set(values[self.index])
         return Edit(op="set", path=self.field_path, value=values)
@@ -188,14 +192,14 @@ def _sizes(p: Place) -> Edit | None:
     return p.element(derived_sizes(p.doc, p.tensor)) if in_buffer else None
 
 
-def _repeats_count(p: Place) -> Edit:
-    ins, reps = sizes_of(p.doc, "InputTensor"), repeats_of(p.doc)
-    return p.set(len(ins) if ins else len(reps) if reps else len(DEFAULT_REPEATS))
+def _repeats_count(p: Place) -> Edit | None:
+    shape = sizes_of(p.doc, "InputTensor") or repeats_of(p.doc)
+    return p.set(len(shape)) if shape else None
 
 
-def _dimension_count(p: Place) -> Edit:
-    sizes = sizes_of(p.doc, p.tensor)
-    return p.set(len(sizes) if sizes else len(derived_sizes(p.doc, p.tensor)))
+def _dimension_count(p: Place) -> Edit | None:
+    sizes = sizes_of(p.doc, p.tensor) or derived_sizes(p.doc, p.tensor)
+    return p.set(len(sizes)) if sizes else None
 
 
 def _total_size(p: Place) -> Edit:
@@ -216,21 +220,14 @@ def _type(p: Place) -> Edit:
 
 
 def _tensor(p: Place) -> Edit | None:
-    return p.set(tensor_value(p.doc, p.field)) if len(p.parts) == 2 else None
+    value = tensor_value(p.doc, p.field) if len(p.parts) == 2 else None
+    return p.set(value) if value else None
 
 
 def _desc(p: Place) -> Edit | None:
-    if len(p.parts) == 1:
-        return p.set(
-            {
-                "InputTensor": {"DataType": "FLOAT32", "Sizes": DEFAULT_INPUT_SIZES},
-                "OutputTensor": {"DataType": "FLOAT32", "Sizes": DEFAULT_OUTPUT_SIZES},
-                "Repeats": DEFAULT_REPEATS,
-            }
-        )
-    if len(p.parts) == 3:
-        return p.set(tensor_value(p.doc, str(p.parts[1]))["Desc"])
-    return None
+    """A tensor's missing Desc from the other tensor; the operator's has nothing to come from."""
+    value = tensor_value(p.doc, str(p.parts[1])) if len(p.parts) == 3 else None
+    return p.set(value["Desc"]) if value else None
 
 
 _VALUES: dict[str, Callable[[Place], Edit | None]] = {
