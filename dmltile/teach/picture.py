@@ -322,6 +322,11 @@ def _fit_ticks(
     return ticks
 
 
+def _tick_width(ticks: Ticks) -> int:
+    """The widest column number (a cell is at least one wider, so numbers never run together)."""
+    return max((len(str(t)) for t in ticks if t is not None), default=1)
+
+
 @dataclass(frozen=True)
 class _Layout:
     """What the two grids share: the drawn dimensions, the input's Sizes, the highlighted indices."""
@@ -401,7 +406,10 @@ def build_picture(
         reps,
         (col_dim, 16),
         o_idx,
-        lambda ticks: len(str(out_sizes[col_dim])) + 2 + len(ticks) * (cell_w + 1) + 1 <= max_width,
+        lambda ticks: (
+            len(str(out_sizes[col_dim])) + 2 + len(ticks) * (max(cell_w, _tick_width(ticks) + 1) + 1) + 1
+            <= max_width
+        ),
     )
     out_rows, in_rows = _fit_ticks(
         ins, reps, (row_dim, max_rows), o_idx, lambda ticks: len(ticks) <= max_rows
@@ -620,7 +628,8 @@ def _padding_note(name: str, padding: int, total: int, occ: _Occupancy, elem: in
         where.append(f"{padding - trailing} between elements (the Strides leave gaps)")
     if trailing:
         where.append(f"{trailing} after the last element")
-    return f"Padding: {padding} of {plural(total, 'byte')} hold{'s' if padding == 1 else ''} no element, {' and '.join(where)}: {verb}."
+    holds = "holds" if padding == 1 else "hold"
+    return f"Padding: {padding} of {plural(total, 'byte')} {holds} no element, {' and '.join(where)}: {verb}."
 
 
 def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads: int) -> str:
@@ -680,8 +689,9 @@ def build_strip(
     elif name == "input":
         notes.append(f"Each input element sits in its own slot; Tile reads each one {plural(reads, 'time')}.")
     if outside:
+        lies = "lies" if outside == 1 else "lie"
         notes.append(
-            f"{plural(outside, 'slot')} lie{'s' if outside == 1 else ''} past TotalTensorSizeInBytes: the buffer is too small (DML105)."
+            f"{plural(outside, 'slot')} {lies} past TotalTensorSizeInBytes: the buffer is too small (DML105)."
         )
     return Strip(name, total, elem, strides, tuple(segments), padding, shared, tuple(notes))
 
