@@ -468,7 +468,7 @@ def _add_strips(
 
 def _no_strip(t: BufferTensorDesc) -> str:
     if t.strides is not None and len(t.strides) != len(t.sizes):
-        return f"its Strides has {len(t.strides)} values for {len(t.sizes)} Sizes (DML103)"
+        return f"its Strides has {plural(len(t.strides), 'value')} for {len(t.sizes)} Sizes (DML103)"
     return f"{t.data_type.name} elements are not whole bytes"
 
 

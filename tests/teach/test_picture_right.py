@@ -102,6 +102,9 @@ def test_counts_of_one_take_the_singular():
     assert "1 bytes" not in text and "1 slots" not in text and "1 times" not in text
     assert "1 byte;" in text or "of 1 byte" in text
     assert "each one 1 time." in text
+    whole = to_text(dmltile.explain(desc), width=400)
+    assert "INT8, 1 byte per element" in whole
+    assert not re.search(r"\b1 (bytes|slots|times|values|copies)\b", whole)
 
 
 def test_an_8d_picture_draws_the_tiled_axes_and_says_which():
