@@ -28,8 +28,10 @@ def invoke(*args: str):
     return result
 
 
-def script(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    """Run the installed console script as a real subprocess."""
+def script(
+    *args: str, cwd: Path | None = None, timeout: float = 60, columns: int = 100
+) -> subprocess.CompletedProcess:
+    """Run the installed console script as a real subprocess, its piped text ``columns`` wide."""
     if not SCRIPT.exists():
         pytest.skip(f"the dmltile script is not installed next to {sys.executable} (pip install -e .)")
     return subprocess.run(
@@ -38,7 +40,7 @@ def script(*args: str, cwd: Path | None = None, timeout: float = 60) -> subproce
         text=True,
         cwd=cwd or ROOT,
         timeout=timeout,
-        env={**os.environ, "COLUMNS": "100"},
+        env={**os.environ, "COLUMNS": str(columns)},
     )
 
 

@@ -9,7 +9,6 @@ import importlib.metadata
 import io
 import json
 import os
-import re
 import sys
 from typing import Any
 
@@ -189,39 +188,28 @@ app = typer.Typer(
 
 
 def _console(**kw: Any) -> Console:
-    """A console that never wraps lines when the output is not a terminal (a pipe, a file), so
-    ``grep`` sees whole lines; in a terminal it fits the window."""
+    """A console that fits the terminal's window; when the output is not a terminal (a pipe, a
+    file) it is $COLUMNS wide, else 80, and the one-line diagnostics (printed with soft_wrap) stay
+    whole for ``grep``."""
     probe = Console(**kw)
     if probe.is_terminal:
         return probe
-    return Console(soft_wrap=True, width=max(probe.width, 100), **kw)
+    return Console(soft_wrap=True, width=probe.width, **kw)
 
 
 console = _console()
-_WIDE = 2000
-
-
-_RULE = re.compile(r"^─+(?: (.*?) )?─+$")
 
 
 def print_whole_lines(renderable: Any) -> None:
-    """Print so that no line is wrapped or cropped when the output is not a terminal (a pipe, a
-    file): the renderable is laid out as wide as it needs, trailing blanks are dropped, and
-    horizontal rules (section titles) keep the usual width. In a terminal it fits the window."""
+    """Print a table or an explanation wrapped to the console's width (a terminal's window; piped,
+    $COLUMNS or 80 columns), without colour or trailing blanks when the output is not a terminal."""
     if console.is_terminal:
         console.print(renderable)
         return
-    wide = Console(width=_WIDE, soft_wrap=True, file=io.StringIO(), color_system=None)
-    wide.print(renderable)
-    width = console.width
-    for line in wide.file.getvalue().splitlines():  # type: ignore[attr-defined]
-        line = line.rstrip()
-        rule = _RULE.match(line) if len(line) >= _WIDE - 1 else None
-        if rule:
-            title = f" {rule.group(1)} " if rule.group(1) else ""
-            left = max((width - len(title)) // 2, 3)
-            line = "─" * left + title + "─" * max(width - left - len(title), 3)
-        print(line)
+    narrow = Console(width=console.width, file=io.StringIO(), color_system=None)
+    narrow.print(renderable)
+    for line in narrow.file.getvalue().splitlines():  # type: ignore[attr-defined]
+        print(line.rstrip())
 
 
 print_table = print_whole_lines  # a table at its natural width: each row one line, for grep

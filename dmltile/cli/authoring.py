@@ -9,6 +9,7 @@ import typer
 
 from ..core.enums import DataType
 from ..core.tensor import UINT32_MAX
+from ..core.words import plural
 from ..errors import DescriptorError, EnumParseError, InputError, WriteError
 from ..validate.api import validate
 from ..validate.build import data_type_of, tile_desc
@@ -59,11 +60,13 @@ def new_cmd(
     in_strides = int_list(strides, "--strides") if strides is not None else None
     if len(reps) != len(in_sizes):
         raise fail(
-            f"--repeats has {len(reps)} values but --sizes has {len(in_sizes)}; give one repeat per dimension"
+            f"--repeats has {plural(len(reps), 'value')} but --sizes has {len(in_sizes)}; "
+            "give one repeat per dimension"
         )
     if in_strides is not None and len(in_strides) != len(in_sizes):
         raise fail(
-            f"--strides has {len(in_strides)} values but --sizes has {len(in_sizes)}; give one stride per dimension"
+            f"--strides has {plural(len(in_strides), 'value')} but --sizes has {len(in_sizes)}; "
+            "give one stride per dimension"
         )
     for k, (size, rep) in enumerate(zip(in_sizes, reps, strict=False)):
         if size * rep > UINT32_MAX:

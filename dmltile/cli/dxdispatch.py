@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from ..core.operator import OperatorDesc
+from ..core.words import plural
 from ..errors import DmlTileError, InputError, UnreadableOutput, WriteError
 from ..execute.npy import read_npy
 from ..interop import dxdispatch_export as dx
@@ -173,7 +174,7 @@ def _print_next_steps(
         path, count = expected_path(output), shown.size
         compare_with = write_file or "out.txt"
         console.print(
-            f"wrote {path} ({count} values)\non Windows: dxdispatch.exe {output.name}"
+            f"wrote {path} ({plural(count, 'value')})\non Windows: dxdispatch.exe {output.name}"
             + (" > out.txt" if compare_with == "out.txt" else "")
             + f"\nthen:       dmltile compare-dxdispatch {compare_with} {path.name}",
             highlight=False,

@@ -78,15 +78,19 @@ def levels_cmd(
                 ", ".join(measured_by(row)) or "no DLL: the documentation only",
             )
     print_table(table)
-    console.print("Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False)
+    console.print(
+        "Known levels: " + ", ".join(lv.dotted for lv in known_levels()), highlight=False, soft_wrap=False
+    )
     console.print(
         "DirectML versions measured (validate --directml; `dmltile directml versions`): "
         + ", ".join(f"{v.version} = {v.max_feature_level.dotted}" for v in known_versions()),
         highlight=False,
+        soft_wrap=False,
     )
     console.print(
         f"Source: {tile_rows()[0].source.split(',')[0]} (learn.microsoft.com), section Tensor support",
         highlight=False,
+        soft_wrap=False,
     )
 
 
@@ -136,9 +140,9 @@ def compact_json(value: Any, indent: str = "") -> str:
 
 def _print_rule(r: Rule) -> None:
     severity = " [yellow](warning)[/]" if r.severity == "warning" else ""
-    console.print(f"[bold]{r.code}[/]{severity}: {escape(r.rule)}")
-    console.print(f"\n[bold]Why[/]\n{escape(r.why)}", highlight=False)
-    console.print(f"\n[bold]Source[/]\n{escape(r.source)}", highlight=False)
+    console.print(f"[bold]{r.code}[/]{severity}: {escape(r.rule)}", soft_wrap=False)
+    console.print(f"\n[bold]Why[/]\n{escape(r.why)}", highlight=False, soft_wrap=False)
+    console.print(f"\n[bold]Source[/]\n{escape(r.source)}", highlight=False, soft_wrap=False)
     ex = r.example
     if ex.node is not None:
         level = f" at feature level {ex.feature_level}" if ex.feature_level else ""
@@ -146,6 +150,7 @@ def _print_rule(r: Rule) -> None:
             f"\n[bold]Example[/]: an ONNX model whose Tile node has these facts{level}; "
             "`dmltile check model.onnx` reports the code for it",
             highlight=False,
+            soft_wrap=False,
         )
         console.print(escape(compact_json(ex.node)), highlight=False, soft_wrap=True)
         return
@@ -154,7 +159,7 @@ def _print_rule(r: Rule) -> None:
     )
     console.print(escape(compact_json(ex.document)), highlight=False, soft_wrap=True)
     if ex.note:
-        console.print(f"({escape(ex.note)})", highlight=False)
+        console.print(f"({escape(ex.note)})", highlight=False, soft_wrap=False)
 
 
 @app.command("rules")
@@ -182,13 +187,13 @@ def rules_cmd(
     table.add_column("source")
     for r in rules:
         shown = r.code + ("\n[yellow](warning)[/]" if r.severity == "warning" else "")
-        table.add_row(shown, r.rule, source_head(r.source))
+        table.add_row(shown, escape(r.rule), escape(source_head(r.source)))
     print_table(table)
 
 
 def source_head(source: str) -> str:
     """What a source is, without its details (the page's address, the quote, the commit): the
-    list stays a line per rule when piped, and ``dmltile rules CODE`` gives the whole source."""
+    list stays short, and ``dmltile rules CODE`` gives the whole source."""
     cut = min((i for i in (source.find(" ("), source.find(";")) if i > 0), default=len(source))
     return source[:cut] + (" ..." if cut < len(source) else "")
 

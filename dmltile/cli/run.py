@@ -10,6 +10,7 @@ import numpy as np
 import typer
 
 from ..core.operator import OperatorDesc
+from ..core.words import plural
 from ..errors import DmlTileError, InputError, WriteError
 from ..execute.buffers import CompiledTile, addressed_mask, output_aliases, pack_tensor, strided
 from ..execute.compare import compare_backends, compared_with
@@ -301,15 +302,18 @@ def _run_buffers(
     op.run_buffers(in_bytes, out_bytes, poison_padding=poison_padding)
     del in_bytes
     padding = desc.output.total_tensor_size_in_bytes - _addressed_bytes(desc.output)
-    note = f", {padding} padding bytes" + (
+    note = f", {plural(padding, 'padding byte')}" + (
         " poisoned with 0xCD" if poison_padding and padding else " left at 0" if padding else ""
     )
     say = err_console if as_json else console  # under --json, stdout holds the JSON document only
     if output_buffer is not None:
         write_atomic(output_buffer, lambda f: f.write(out_bytes.data), "--output-buffer", force)
-        say.print(f"output buffer: {out_bytes.size} bytes{note}, saved to {output_buffer}", highlight=False)
+        say.print(
+            f"output buffer: {plural(out_bytes.size, 'byte')}{note}, saved to {output_buffer}",
+            highlight=False,
+        )
     else:
-        say.print(f"output buffer: {out_bytes.size} bytes{note}", highlight=False)
+        say.print(f"output buffer: {plural(out_bytes.size, 'byte')}{note}", highlight=False)
     return strided(out_bytes, desc.output).view(op.dtype)  # a valid desc: output dtype = input dtype
 
 

@@ -19,6 +19,7 @@ from ..core.fields import FIELDS
 from ..core.operator import OperatorDesc
 from ..core.shape import input_index, tile_output_sizes
 from ..core.tensor import BufferTensorDesc, calc_buffer_tensor_size
+from ..core.words import plural
 from ..errors import DmlTileError
 from ..validate.api import parse_and_validate, validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
@@ -228,7 +229,7 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
     size; rounded up to a multiple of 4. The result is checked against TotalTensorSizeInBytes.
     """
     dt, sizes = t.data_type, list(t.sizes)
-    width = f"{dt.bits // 8} bytes" if dt.bits % 8 == 0 else f"{dt.bits} bits"
+    width = plural(dt.bits // 8, "byte") if dt.bits % 8 == 0 else plural(dt.bits, "bit")
     steps = [f"{name}: {dt.name}, {width} per element, Sizes {sizes}"]
     written = t.total_tensor_size_in_bytes
     if dt.bits == 0:
@@ -236,7 +237,8 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
         return SizeDerivation(name, None, written, steps, False)
     if t.strides is not None and len(t.strides) != len(sizes):
         steps.append(
-            f"Strides {list(t.strides)} has {len(t.strides)} values for {len(sizes)} Sizes: no size follows (DML103)"
+            f"Strides {list(t.strides)} has {plural(len(t.strides), 'value')} for {len(sizes)} Sizes: "
+            "no size follows (DML103)"
         )
         return SizeDerivation(name, None, written, steps, False)
     if 0 in sizes:
@@ -270,7 +272,9 @@ def size_derivation(name: str, t: BufferTensorDesc) -> SizeDerivation:
     ok = written >= minimum and written % 4 == 0
     if ok:
         verdict = "ok" + (
-            " (exactly the minimum)" if written == minimum else f" ({written - minimum} bytes of padding)"
+            " (exactly the minimum)"
+            if written == minimum
+            else f" ({plural(written - minimum, 'byte')} of padding)"
         )
     elif written < minimum:
         verdict = f"too small: at least {minimum} is needed (DML105)"
@@ -290,13 +294,14 @@ def map_index(desc: OperatorDesc, output_index: Sequence[int]) -> IndexMapping:
     out_sizes = expected_output_sizes(desc)
     if out_sizes is None:
         raise ValueError(
-            f"Repeats has {len(desc.repeats)} values for {len(desc.input.sizes)} input dimensions, "
+            f"Repeats has {plural(len(desc.repeats), 'value')} for {plural(len(desc.input.sizes), 'input dimension')}, "
             "so no output index maps to an input index"
         )
     o = tuple(int(v) for v in output_index)
     if len(o) != len(out_sizes):
         raise ValueError(
-            f"--index {list(o)} has {len(o)} values, but the output has {len(out_sizes)} dimensions "
+            f"--index {list(o)} has {plural(len(o), 'value')}, "
+            f"but the output has {plural(len(out_sizes), 'dimension')} "
             f"(Sizes {list(out_sizes)})"
         )
     for k, (v, n) in enumerate(zip(o, out_sizes, strict=False)):

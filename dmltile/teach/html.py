@@ -108,6 +108,9 @@ def _segment(strip: Strip, seg: Segment, input_bytes: dict[str, int | None]) -> 
             data_ib=input_bytes.get(key(seg.source)),
         )
         title += f" copies input [{key(seg.source)}]"
+        if seg.writers:
+            title = f"{span}: {seg.writers}"
+            data += _attrs(data_writers=seg.writers)
     else:
         data += _attrs(data_in=key(seg.indices[0]))
     return (

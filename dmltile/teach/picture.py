@@ -29,6 +29,7 @@ import numpy as np
 from ..core.operator import OperatorDesc
 from ..core.shape import input_index, tile_output_sizes
 from ..core.tensor import BufferTensorDesc, element_offsets
+from ..core.words import plural
 
 # One colour per input element in memory (by its element offset, cycling); neighbours differ strongly.
 PALETTE = (
@@ -140,6 +141,9 @@ class Segment:
     label: str = ""
     colour: int = -1
     highlight: bool = False
+    writers: str = (
+        ""  # for an output slot several output elements write: who, and that the value is undefined
+    )
 
 
 @dataclass(frozen=True)
@@ -318,6 +322,11 @@ def _fit_ticks(
     return ticks
 
 
+def _tick_width(ticks: Ticks) -> int:
+    """The widest column number (a cell is at least one wider, so numbers never run together)."""
+    return max((len(str(t)) for t in ticks if t is not None), default=1)
+
+
 @dataclass(frozen=True)
 class _Layout:
     """What the two grids share: the drawn dimensions, the input's Sizes, the highlighted indices."""
@@ -397,7 +406,10 @@ def build_picture(
         reps,
         (col_dim, 16),
         o_idx,
-        lambda ticks: len(str(out_sizes[col_dim])) + 2 + len(ticks) * (cell_w + 1) + 1 <= max_width,
+        lambda ticks: (
+            len(str(out_sizes[col_dim])) + 2 + len(ticks) * (max(cell_w, _tick_width(ticks) + 1) + 1) + 1
+            <= max_width
+        ),
     )
     out_rows, in_rows = _fit_ticks(
         ins, reps, (row_dim, max_rows), o_idx, lambda ticks: len(ticks) <= max_rows
@@ -456,7 +468,7 @@ def _add_strips(
 
 def _no_strip(t: BufferTensorDesc) -> str:
     if t.strides is not None and len(t.strides) != len(t.sizes):
-        return f"its Strides has {len(t.strides)} values for {len(t.sizes)} Sizes (DML103)"
+        return f"its Strides has {plural(len(t.strides), 'value')} for {len(t.sizes)} Sizes (DML103)"
     return f"{t.data_type.name} elements are not whole bytes"
 
 
@@ -544,10 +556,9 @@ class _Occupancy:
 def _strip_head(name: str, t: BufferTensorDesc, elem: int, strides: Index, total: int) -> str:
     byte_strides = [s * elem for s in strides]
     return (
-        f"{name} buffer: TotalTensorSizeInBytes {total} = {total // elem} slot"
-        + ("" if total // elem == 1 else "s")
-        + f" of {elem} bytes"
-        + (f" + {total % elem} bytes" if total % elem else "")
+        f"{name} buffer: TotalTensorSizeInBytes {total} = {plural(total // elem, 'slot')}"
+        + f" of {plural(elem, 'byte')}"
+        + (f" + {plural(total % elem, 'byte')}" if total % elem else "")
         + f"; Strides {list(strides)} elements = {byte_strides} bytes"
         + (" (packed)" if t.strides is None else "")
         + "."
@@ -581,8 +592,26 @@ def _segments(
                 idxs = (highlight, *idxs[:3])
         src = input_index(first, look.input_sizes) if name == "output" else first
         kind = "outside" if s >= occ.in_slots else "shared" if n > 1 else "element"
-        segments.append(Segment(start, length, kind, idxs, n, src, look.label(src), look.colour(src), hl))
+        label, writers = look.label(src), ""
+        if name == "output" and n > 1:
+            idxs = occ.indices_at(s, WRITERS_LISTED)
+            label, writers = "?", writers_text(start, idxs, n, look.input_sizes)
+        segments.append(Segment(start, length, kind, idxs, n, src, label, look.colour(src), hl, writers))
     return segments
+
+
+WRITERS_LISTED = 6  # the writers of one output slot named in full; past that, how many more
+WRITTEN_SLOTS_LISTED = 4  # the output slots with several writers whose writers are listed
+OVERLAP_UNDEFINED = "which value ends there is undefined"
+OVERLAP_WHY = "the writes race: another DirectML version or GPU may leave another one"
+
+
+def writers_text(start: int, writers: Sequence[Index], count: int, input_sizes: Index) -> str:
+    """Every output element that writes the slot at byte ``start`` (the first ``WRITERS_LISTED`` and
+    how many more), each with the input element it copies, and that the value left is undefined."""
+    named = ", ".join(f"[{key(o)}] (input [{key(input_index(o, input_sizes))}])" for o in writers)
+    more = f" and {plural(count - len(writers), 'more')}" if count > len(writers) else ""
+    return f"byte {start}: written by {count} output elements, {named}{more}; {OVERLAP_UNDEFINED}."
 
 
 def _slot_of(index: Index | None, occ: _Occupancy) -> int | None:
@@ -599,7 +628,8 @@ def _padding_note(name: str, padding: int, total: int, occ: _Occupancy, elem: in
         where.append(f"{padding - trailing} between elements (the Strides leave gaps)")
     if trailing:
         where.append(f"{trailing} after the last element")
-    return f"Padding: {padding} of {total} bytes hold no element, {' and '.join(where)}: {verb}."
+    holds = "holds" if padding == 1 else "hold"
+    return f"Padding: {padding} of {plural(total, 'byte')} {holds} no element, {' and '.join(where)}: {verb}."
 
 
 def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads: int) -> str:
@@ -608,13 +638,25 @@ def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads
         zero = [k for k, (s, st) in enumerate(zip(occ.sizes, strides, strict=True)) if s > 1 and st == 0]
         why = f"Strides[{zero[0]}] = 0" if zero else "overlapping Strides"
         return (
-            f"Broadcast: {shared} slots hold up to {most} input elements each ({why}); Tile reads "
-            f"every input element {reads} times, so such a slot is read up to {most * reads} times."
+            f"Broadcast: {plural(shared, 'slot')} hold{'s' if shared == 1 else ''} up to {most} input elements "
+            f"each ({why}); Tile reads every input element {plural(reads, 'time')}, so such a slot is read up "
+            f"to {plural(most * reads, 'time')}."
         )
     return (
-        f"Overlap: {shared} slots are written by up to {most} output elements each "
-        "(overlapping Strides): which value stays there is not defined."
+        f"Overlap: {plural(shared, 'slot')} {'is' if shared == 1 else 'are'} written by up to {most} output "
+        f"elements each (overlapping Strides): {OVERLAP_UNDEFINED} ({OVERLAP_WHY})."
     )
+
+
+def _writers_notes(segments: Sequence[Segment]) -> list[str]:
+    """The writers of the first drawn output slots that several output elements write."""
+    written = [seg for seg in segments if seg.writers]
+    notes = [seg.writers[0].upper() + seg.writers[1:] for seg in written[:WRITTEN_SLOTS_LISTED]]
+    if len(written) > WRITTEN_SLOTS_LISTED:
+        notes.append(
+            f"And {plural(len(written) - WRITTEN_SLOTS_LISTED, 'more slot')} drawn with several writers."
+        )
+    return notes
 
 
 def build_strip(
@@ -643,10 +685,14 @@ def build_strip(
         notes.append(_padding_note(name, padding, total, occ, elem))
     if shared:
         notes.append(_sharing_note(name, shared, occ, strides, reads))
+        notes += _writers_notes(segments)
     elif name == "input":
-        notes.append(f"Each input element sits in its own slot; Tile reads each one {reads} times.")
+        notes.append(f"Each input element sits in its own slot; Tile reads each one {plural(reads, 'time')}.")
     if outside:
-        notes.append(f"{outside} slots lie past TotalTensorSizeInBytes: the buffer is too small (DML105).")
+        lies = "lies" if outside == 1 else "lie"
+        notes.append(
+            f"{plural(outside, 'slot')} {lies} past TotalTensorSizeInBytes: the buffer is too small (DML105)."
+        )
     return Strip(name, total, elem, strides, tuple(segments), padding, shared, tuple(notes))
 
 

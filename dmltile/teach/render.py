@@ -29,6 +29,8 @@ def _cell_text(cell: Cell, width: int) -> Text:
 def grid_text(grid: Grid, width: int) -> Text:
     """One grid with box lines around every copy of the input, coordinates along the top and left."""
     cols, rows = grid.cols.block_ids(), grid.rows.block_ids()
+    widest_tick = max((len(str(t)) for t in grid.cols.ticks if t is not None), default=1)
+    width = max(width, widest_tick - 1)  # a space between two column numbers, however many digits
     cell_w = width + 2
     lead_w = max(len(str(grid.rows.size - 1)), 1) + 1
     starts = [p for p in range(len(cols)) if p == 0 or cols[p] != cols[p - 1]]

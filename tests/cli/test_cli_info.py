@@ -161,19 +161,25 @@ def test_levels_say_which_rows_a_measured_dll_stands_behind():
     assert "1.0.2006.1020" in measured["2.1"] and "1.5.1" in measured["3.1"] and "1.7.0" in measured["4.1"]
     every = [v for versions in measured.values() for v in versions]
     assert sorted(every) == sorted(v["directml"] for v in doc["directml_versions"])
-    text = invoke("levels").stdout
+    text = script("levels", columns=1000).stdout  # each row on one line
     assert "no DLL: the documentation only" in text and "1.7.0" in text
 
 
-def test_rules_piped_keeps_a_line_per_rule_without_the_sources_details():
-    """Piped, the list is one line per rule, as wide as its rule text and the head of its source
-    (not the quotes and commits of a 1,300-character source); ``rules CODE`` gives the whole source."""
+def test_rules_piped_wrap_to_columns_without_the_sources_details():
+    """Piped, the list wraps to $COLUMNS, every rule's code listed, with the head of its source (not
+    the quotes and commits of a 1,300-character source); ``rules CODE`` gives the whole source,
+    wrapped too (its example JSON stays one line, to copy)."""
     from dmltile.validate.rules import all_rules
 
-    out = script("rules").stdout
-    widest = max(len(r.rule) for r in all_rules())
-    assert max(len(line) for line in out.splitlines()) < widest + 150
+    for columns in (60, 100):
+        out = script("rules", columns=columns).stdout
+        assert max(len(line) for line in out.splitlines()) <= columns
+        assert all(r.code in out for r in all_rules())
+    out = script("rules", columns=1000).stdout  # wide enough for each row on one line
     longest = max(all_rules(), key=lambda r: len(r.source))
     assert len(longest.source) > 1000 and longest.source not in out
     assert longest.source.split(" (")[0] in out
-    assert " ".join(longest.source.split()) in " ".join(script("rules", longest.code).stdout.split())
+    assert all(r.rule in out for r in all_rules())
+    one = script("rules", longest.code).stdout
+    assert " ".join(longest.source.split()) in " ".join(one.split())
+    assert max(len(line) for line in one.splitlines() if not line.startswith("{")) <= 100

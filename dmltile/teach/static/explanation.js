@@ -18,7 +18,8 @@
     if (ib !== undefined && ib !== '') root.querySelectorAll('.strip-input [data-start]').forEach(function(x){
       if (inRange(x, +ib)) x.classList.add('hl-in'); });
     var info = root.querySelector('.dt-info');
-    if (info) info.textContent = 'output [' + out + ']' + (ob ? ' at byte ' + ob : '') +
-      ' copies input [' + src + ']' + (ib ? ' at byte ' + ib : '');
+    if (info) info.textContent = el.dataset.writers ? el.dataset.writers :
+      'output [' + out + ']' + (ob ? ' at byte ' + ob : '') + ' copies input [' + src + ']' +
+      (ib ? ' at byte ' + ib : '');
   });
 })();
