@@ -104,12 +104,8 @@ TYPE_REASONS = {
         "needs every type to load the model"
     ),
     "tile-1": (
-        "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it (the CPU EP's Tile starts at "
-        f"opset 6, {PROVIDER}'s at {MIN_OPSET}); convert the model to opset 7 or later (DML501)"
-    ),
-    "opset": (
-        f"{PROVIDER} registers Tile for opsets {MIN_OPSET}-12 and 13 on; at opset {{opset}} the node runs on "
-        f"CPUExecutionProvider (DML501). Convert the model to opset {MIN_OPSET} or later to keep it on the GPU"
+        "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it (the CPU EP's Tile and "
+        f"{PROVIDER}'s start at opset {MIN_OPSET}); convert the model to opset {MIN_OPSET} or later (DML501)"
     ),
     "string": (
         f"{PROVIDER} registers Tile for numeric and bool types only; a string Tile runs on CPUExecutionProvider, "
@@ -126,7 +122,6 @@ TYPE_REASONS = {
 _REASON_KEYS = {
     ("DML501", INVALID): "tile-1",
     ("DML502", INVALID): "no-ep",
-    ("DML501", CPU_FALLBACK): "opset",
     ("DML502", CPU_FALLBACK): "string",
 }
 

@@ -105,8 +105,9 @@ def test_check_observe_compares_every_node(tmp_path):
     assert text.exit_code == 0 and "agrees" in text.output and "DISAGREES" not in text.output
 
 
-def test_check_observe_fails_on_a_disagreement(tmp_path):
-    """A model importing opset 6: the provider runs Tile-6 on DirectML; exit 1 while check says otherwise."""
+def test_check_observe_exits_by_the_agreement(tmp_path):
+    """A model importing opset 6: the provider runs Tile-6 on DirectML, fused, as check predicts (its
+    source alone said the CPU); the exit status is 1 exactly when prediction and observation differ."""
     vi = helper.make_tensor_value_info
     graph = helper.make_graph(
         [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],

@@ -252,6 +252,14 @@ def _model_of(facts: dict):
     """An ONNX model with one Tile node of these facts (an example of a provider rule)."""
     names = {v: k for k, v in ONNX_TYPES.items()}  # "float32" -> "FLOAT"
     elem = TensorProto.DataType.Value(names.get(facts["element_type"], facts["element_type"].upper()))
+    if facts["opset"] < 6:  # Tile-1: the input tiled `tiles` times along `axis`
+        return _model(
+            [helper.make_node("Tile", ["x", "tiles", "axis"], ["y"], name="t")],
+            [vi("x", elem, facts["input_shape"])],
+            [vi("y", elem, None)],
+            [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in (("tiles", 2), ("axis", 0))],
+            opset=facts["opset"],
+        )
     if facts.get("repeats_initializer", True):
         model = _tile_model(elem, facts["input_shape"], facts["repeats"], facts["opset"])
     else:
@@ -285,10 +293,11 @@ def test_float64_is_dml304s_warning_and_no_step_says_the_tile_table_lacks_it():
     assert not any("lists no FLOAT64" in step for step in r.steps), r.steps
 
 
-def test_opset_6_stays_on_the_cpu():
+def test_opset_6_runs_on_directml_as_observed():
+    """The provider's source registers Tile at opsets 7 and 13, but the real provider fuses Tile-6."""
     model = _tile_model(TensorProto.FLOAT, [2, 3], [2, 2], opset=6)
     [r] = dmltile.check_model(model)
-    assert r.status == "cpu-fallback" and "DML501" in r.rules and "opset 6" in r.reason
+    assert r.status == "dispatch" and "DML501" not in r.rules and r.fused
     x = np.ones((2, 3), np.float32)
     assert _ort_cpu(model, {"x": x})[0].shape == (4, 6)  # the CPU EP runs it
 
@@ -342,16 +351,31 @@ def test_provider_descriptors_compute_what_onnxruntime_computes(elem, dml):
     assert same_bits(_run_descriptor(r, x, expected.shape), expected)
 
 
-def test_ranks_past_eight_after_squeezing_leave_the_gpu():
+def test_ranks_past_eight_leave_the_gpu_even_when_squeezing_would_leave_eight():
+    """Observed on the real provider: it counts the node's own rank, before dropping size-1 dimensions."""
     many = _tile_model(TensorProto.FLOAT, [2] * 9, [1] * 9)
     [r] = dmltile.check_model(many)
     assert r.status == "cpu-fallback" and "DML507" in r.rules and "9 dimensions" in r.level_reason
     ones = _tile_model(TensorProto.FLOAT, [1, 1, 2, 1, 2, 1, 1, 2, 1, 3], [1] * 9 + [2])
     [r] = dmltile.check_model(ones)
+    assert r.status == "cpu-fallback" and "DML507" in r.rules and "10 dimensions" in r.level_reason
+    eight = _tile_model(TensorProto.FLOAT, [1, 2, 1, 2, 1, 2, 1, 3], [1] * 7 + [2])
+    [r] = dmltile.check_model(eight)
     assert r.status == "dispatch" and r.descriptor.input.sizes == (2, 2, 2, 3)
-    x = np.arange(24, dtype=np.float32).reshape(1, 1, 2, 1, 2, 1, 1, 2, 1, 3)
-    [expected] = _ort_cpu(ones, {"x": x})
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 1, 2, 1, 2, 1, 3)
+    [expected] = _ort_cpu(eight, {"x": x})
     assert same_bits(_run_descriptor(r, x, expected.shape), expected)
+
+
+def test_a_scalar_tile_is_one_dimension_of_size_one_on_directml():
+    """Observed on the real provider: a rank-0 Tile runs on DirectML, fused."""
+    scalar = _tile_model(TensorProto.FLOAT, [], [])
+    [r] = dmltile.check_model(scalar)
+    assert r.status == "dispatch" and r.fused and "DML507" in r.rules
+    assert r.descriptor.input.sizes == (1,) and r.descriptor.repeats == (1,)
+    x = np.array(3.5, np.float32)
+    [expected] = _ort_cpu(scalar, {"x": x})
+    assert expected.shape == () and same_bits(_run_descriptor(r, x, expected.shape), expected)
 
 
 # -- OpenVINO IR ------------------------------------------------------------------------------------

@@ -2,9 +2,8 @@
 
 The golden files were recorded on onnxruntime-directml's own provider (tests/lower/record_placement.py,
 Wine + lavapipe); this test needs no Wine: it rebuilds each model, asks check_model, and compares
-the verdict per Tile node with the observed one. A case where the observation contradicts a DML50x
-rule is listed in CONTRADICTIONS with the rule and why, and is an expected failure until the rule
-follows the observation.
+the verdict per Tile node with the observed one. Every case must agree, for every recorded wheel:
+where the observation contradicted a DML50x rule, the rule was changed to follow it.
 """
 
 from __future__ import annotations
@@ -22,25 +21,6 @@ from tests.lower.placement_cases import GOLDEN, all_cases  # noqa: E402
 FOLDER = Path(__file__).with_name(GOLDEN)
 GOLDEN_FILES = sorted(FOLDER.glob("*.json"))
 CASES = {c.id: c for c in all_cases()}
-
-# case id -> the rule the observation contradicts and what the provider did instead (both wheels alike)
-RANK_PAST_8 = (
-    "DML507 squeezes before it counts: the real provider fails session creation (E_INVALIDARG, "
-    "MLOperatorAuthorImpl.cpp) for a Tile whose input/output rank is 9 or more, even when dropping "
-    "size-1 output dimensions would leave 8 or fewer; check predicts dispatch"
-)
-CONTRADICTIONS: dict[str, str] = {
-    "rank/0": (
-        "DML507: a rank-0 Tile (a scalar, repeats of length 0) runs on DirectML inside the fused graph; "
-        "check builds a 0-dimension descriptor, which DirectML rejects, and predicts cpu-fallback"
-    ),
-    "rank/9-one-size-1": RANK_PAST_8,
-    "rank/10-two-size-1": RANK_PAST_8,
-    "opset/6": (
-        "DML501: the provider takes Tile-6 (a model importing opset 6) and fuses it; "
-        "check predicts cpu-fallback"
-    ),
-}
 
 
 def verdicts(case) -> dict[str, str]:
@@ -68,12 +48,9 @@ def test_golden_files_cover_two_wheels_and_every_case():
 def test_check_agrees_with_the_observed_placement(doc, entry):
     case = CASES[entry["id"]]
     observed = {n["name"]: n["status"] for n in entry["nodes"]}
-    agrees = verdicts(case) == observed
-    if entry["id"] in CONTRADICTIONS:
-        # listed until the rule follows the observation; then this fails and the entry goes
-        assert not agrees, f"{entry['id']} agrees now: remove it from CONTRADICTIONS"
-        pytest.xfail(CONTRADICTIONS[entry["id"]])
-    assert agrees, f"{doc['wheel']}: predicted {verdicts(case)}, observed {entry['nodes']}"
+    assert verdicts(case) == observed, (
+        f"{doc['wheel']}: predicted {verdicts(case)}, observed {entry['nodes']}"
+    )
 
 
 @pytest.mark.parametrize("doc, entry", list(_entries()))

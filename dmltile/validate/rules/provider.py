@@ -19,8 +19,9 @@ from .registry import Example, rule, rules_of
 
 PROVIDER = "onnxruntime's DirectML EP"
 MIN_LEVEL = FeatureLevel.parse("5.0")  # DMLCreateDevice1(..., DML_FEATURE_LEVEL_5_0, ...)
-FIRST_TILE_6_OPSET = 6  # ONNX Tile-1 (tiles and axis inputs) before opset 6
-MIN_OPSET = 7  # REG_INFO(7, Tile) and REG_INFO(13, Tile)
+# The provider's Tile starts where ONNX Tile-6 does: its source registers Tile at opsets 7 and 13, yet the
+# real provider was seen taking (and fusing) the Tile of a model importing opset 6 (OBSERVED).
+MIN_OPSET = 6  # ONNX Tile-1 (tiles and axis inputs) before opset 6
 MAX_RANK = 8  # MaximumDimensionCount = DML_TENSOR_DIMENSION_COUNT_MAX1
 
 # The element type the provider gives DirectML, per ONNX type in NumPy terms (GetDmlDataTypeFromMlDataType).
@@ -44,6 +45,13 @@ CPU_ONLY_TYPES = ("string",)
 NO_EP_TYPES = ("bfloat16", "complex64", "complex128")
 # Types whose support DirectML reports per device (CheckFeatureSupport); the ones that vary between GPUs.
 DEVICE_DEPENDENT = {"float64": "FLOAT64", "int64": "INT64", "uint64": "UINT64", "float16": "FLOAT16"}
+
+# Where the real provider was asked instead of its source read; it wins where the two disagree.
+OBSERVED = (
+    "observed: the onnxruntime-directml 1.20.1 and 1.24.4 Windows wheels (onnxruntime.dll with "
+    "DmlExecutionProvider) run under Wine + lavapipe, placement read from the verbose log and the profiler "
+    "(tests/lower/golden_placement)"
+)
 
 Status = Literal["invalid", "cpu-fallback", "dispatch-per-value", "warning", "rewritten"]
 
@@ -95,12 +103,17 @@ class Finding:
 
 
 def squeeze(shape: tuple[int, ...], repeats: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
-    """(input sizes, repeats, dropped axes) after the provider drops size-1 output dimensions."""
+    """(input sizes, repeats, dropped axes) after the provider drops size-1 output dimensions.
+
+    A scalar (rank 0) is described as one dimension of size 1 repeated once: DirectML tensors have
+    at least one dimension, and the real provider runs a rank-0 Tile on DirectML."""
     out = tile_output_sizes(shape, repeats)
     dropped = [i for i, o in enumerate(out) if o == 1]
     if len(dropped) == len(out):  # all ones: one is kept
         dropped = dropped[:-1]
     kept = [i for i in range(len(out)) if i not in dropped]
+    if not kept:
+        return [1], [1], []
     return [shape[i] for i in kept], [repeats[i] for i in kept], dropped
 
 
@@ -111,25 +124,23 @@ def _example(**facts: Any) -> Example:
 
 @rule(
     "DML501",
-    "onnxruntime's DirectML EP registers Tile for ai.onnx opsets 7 to 12 (Tile-6) and 13 on (Tile-13); "
-    "a Tile of a model importing opset 6 is left to the CPU EP, and no EP implements Tile-1 (opsets 1-5)",
-    PROVIDER_SOURCES["registration"],
+    "no onnxruntime execution provider implements ONNX Tile-1 (a model importing opsets 1-5); the DirectML "
+    "EP takes Tile-6 and Tile-13, from opset 6 on, into its fused graph",
+    PROVIDER_SOURCES["registration"] + "; " + OBSERVED + ": a Tile of a model importing opset 6, 7, 12 or 13 "
+    "is placed on DmlExecutionProvider inside DmlFusedNode_0_0, and an opset-1 model fails to load",
     "provider",
     severity="warning",
-    why="An execution provider takes a node only for the operator versions it registered a kernel "
-    "for. The DirectML EP registered Tile at opsets 7 and 13, so a model importing opset 6 runs its "
-    "Tile on the CPU (with copies around it), and Tile-1 has no kernel anywhere.",
-    example=_example(opset=6),
+    why="Tile-1 took its repeats as two inputs (tiles, axis) and no EP has a kernel for it, so such a model "
+    "does not load. The EP's source registers Tile at opsets 7 and 13 only, which reads as if an opset-6 "
+    "Tile stayed on the CPU, but the real provider (1.20.1 and 1.24.4) fuses it like any later one; the "
+    "observation wins, so no valid opset keeps Tile off the GPU.",
+    example=_example(opset=5),
 )
 def check_opset(facts: NodeFacts) -> Iterator[Finding]:
-    if facts.opset is None:
-        return
-    if facts.opset < FIRST_TILE_6_OPSET:
+    if facts.opset is not None and facts.opset < MIN_OPSET:
         yield Finding(
             "DML501", "invalid", "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it"
         )
-    elif facts.opset < MIN_OPSET:
-        yield Finding("DML501", "cpu-fallback", f"{PROVIDER} registers Tile from opset {MIN_OPSET} on")
 
 
 @rule(
@@ -238,34 +249,47 @@ def check_device_level(facts: NodeFacts) -> Iterator[Finding]:
 @rule(
     "DML507",
     "the DirectML EP describes a Tile to DirectML with every size-1 output dimension removed (one kept "
-    "when all are 1) and bool elements as UINT8; the squeezed rank must be at most 8, or creating the "
-    "operator fails",
-    PROVIDER_SOURCES["tile"] + "; " + PROVIDER_SOURCES["rank"] + "; " + PROVIDER_SOURCES["types"],
+    "when all are 1, a scalar as one dimension of size 1) and bool elements as UINT8; the node's own "
+    "rank must be at most 8, or creating the session fails, however many size-1 dimensions it has",
+    PROVIDER_SOURCES["tile"]
+    + "; "
+    + PROVIDER_SOURCES["rank"]
+    + "; "
+    + PROVIDER_SOURCES["types"]
+    + "; "
+    + OBSERVED
+    + ": a rank-0 Tile is placed on DmlExecutionProvider inside DmlFusedNode_0_0; a rank-9 Tile, and a "
+    "rank-9 or rank-10 one that would have 8 dimensions left after squeezing, fail session creation "
+    "(E_INVALIDARG, MLOperatorAuthorImpl.cpp) and run on CPUExecutionProvider",
     "provider",
     severity="warning",
     why="The descriptor DirectML gets is not the ONNX node's shape: size-1 output dimensions are "
     "dropped and bool is described as UINT8, so what DirectML validates is that rewritten Tile. "
-    "DirectML tensors have at most 8 dimensions, so a node with more than 8 left fails to compile.",
+    "DirectML tensors have at most 8 dimensions, and the provider checks the node's own tensors "
+    "before it squeezes them: its source reads as if only the squeezed rank counted, but the real "
+    "provider rejects every Tile of rank 9 or more, so the observation is the rule.",
     example=_example(input_shape=[2] * 9, repeats=[1] * 9),
 )
 def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
     shape = facts.static_shape
-    sizes: list[int] = []
+    if shape is not None and len(shape) > MAX_RANK:
+        yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(shape)))
+        return
     if shape is not None and facts.repeats is not None:
         sizes, reps, dropped = squeeze(shape, facts.repeats)
-        if dropped:
+        what = (
+            f"removes the size-1 output dimensions {dropped}" if shape else "gives the scalar one dimension"
+        )
+        if dropped or not shape:
             yield Finding(
                 "DML507",
                 "rewritten",
-                f"{PROVIDER} removes the size-1 output dimensions {dropped} (DmlOperatorTile.cpp): "
-                f"input Sizes {sizes}, Repeats {reps} (DML507).",
+                f"{PROVIDER} {what} (DmlOperatorTile.cpp): input Sizes {sizes}, Repeats {reps} (DML507).",
             )
     if facts.element_type == "bool":
         yield Finding(
             "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
         )
-    if len(sizes) > MAX_RANK:
-        yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(sizes)))
 
 
 # The first DirectML release with each feature level (learn.microsoft.com/windows/ai/directml/
@@ -305,12 +329,12 @@ def below_min_level() -> str:
 
 
 def too_many_dimensions(rank: int) -> str:
-    """DML507 as one sentence, for a node with more than MAX_RANK dimensions left after squeezing."""
+    """DML507 as one sentence, for a node of more than MAX_RANK dimensions."""
     return (
-        f"{rank} dimensions remain after dropping size-1 output dimensions; DirectML tensors take at "
-        f"most {MAX_RANK}, so {PROVIDER} fails creating the operator (TensorDesc: rank <= "
-        "MaximumDimensionCount) and the session (or the run) fails; onnxruntime's Python InferenceSession "
-        "then retries the whole model on CPUExecutionProvider (DML507)"
+        f"the node has {rank} dimensions; DirectML tensors take at most {MAX_RANK}, and {PROVIDER} "
+        "rejects it before dropping size-1 output dimensions (observed: creating the session fails with "
+        "E_INVALIDARG); onnxruntime's Python InferenceSession then retries the whole model on "
+        "CPUExecutionProvider (DML507)"
     )
 
 
