@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..core.enums import FeatureLevel
+from ..core.words import plural
 from ..validate.api import validate
 from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
 from ..validate.fixes import apply_all
@@ -33,11 +34,15 @@ def codes(option: str | None) -> set[str]:
     return {code for code in RULES if any(code.startswith(w) for w in wanted)}
 
 
+def kept_codes(select: str | None, ignore: str | None) -> frozenset[str]:
+    """The rule codes ``--select`` names (every rule without it) less those ``--ignore`` names."""
+    return frozenset((codes(select) if select else set(RULES)) - codes(ignore))
+
+
 def chosen(results: Results, select: str | None, ignore: str | None, warnings_as_errors: bool) -> Results:
     """The reports keeping only the issues of the rules selected and not ignored; with
     ``warnings_as_errors`` a warning makes its report invalid as an error does."""
-    keep = codes(select) if select else set(RULES)
-    keep -= codes(ignore)
+    keep = kept_codes(select, ignore)
     out: Results = {}
     for f, reports in results.items():
         out[f] = []
@@ -142,13 +147,14 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
-def _fixed(document: Any, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+def _fixed(document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str]) -> tuple[Any, list[str]]:
     """The descriptor with every fix of its report applied together, judged again and fixed again
-    at most ``rounds`` times; and what changed, one line per issue fixed."""
+    at most ``rounds`` times; and what changed, one line per issue fixed. Only the rules in ``keep``
+    are fixed, as a linter fixes only the rules it was asked to check."""
     changes: list[str] = []
     for _ in range(rounds):
         report = validate(document, level)
-        fixable = [i for i in report.issues if i.fix]
+        fixable = [i for i in report.issues if i.fix and (i.code in keep or i.code not in RULES)]
         if report.valid or not fixable:
             break
         changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
@@ -156,7 +162,7 @@ def _fixed(document: Any, level: FeatureLevel, rounds: int) -> tuple[Any, list[s
     return document, changes
 
 
-def _fixed_model(data: dict, level: FeatureLevel, rounds: int) -> tuple[Any, list[str]]:
+def _fixed_model(data: dict, level: FeatureLevel, rounds: int, keep: frozenset[str]) -> tuple[Any, list[str]]:
     """A DxDispatch model (or lone dispatchable) with each Tile dispatchable fixed as a descriptor
     and written back as the model wrote it; what changed, each line naming its dispatchable."""
     model, _ = model_of(data)
@@ -165,7 +171,7 @@ def _fixed_model(data: dict, level: FeatureLevel, rounds: int) -> tuple[Any, lis
     dispatchables = dict(model["dispatchables"])
     changes: list[str] = []
     for name, canonical in split_model(model).tiles.items():
-        fixed, made = _fixed(canonical, level, rounds)
+        fixed, made = _fixed(canonical, level, rounds, keep)
         try:
             dispatchables[name] = (
                 dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]
@@ -178,15 +184,18 @@ def _fixed_model(data: dict, level: FeatureLevel, rounds: int) -> tuple[Any, lis
     return {**model, "dispatchables": dispatchables}, changes
 
 
-def fixed_document(path: Path, level: FeatureLevel, rounds: int = 3) -> tuple[Any, list[str]]:
-    """The file's descriptor (or DxDispatch model) with every fix of its report applied together,
-    judged again and fixed again at most ``rounds`` times; and what changed, one line per issue."""
+def fixed_document(
+    path: Path, level: FeatureLevel, rounds: int = 3, keep: frozenset[str] = frozenset(RULES)
+) -> tuple[Any, list[str]]:
+    """The file's descriptor (or DxDispatch model) with every fix of its report (of the rules in
+    ``keep``) applied together, judged again and fixed again at most ``rounds`` times; and what
+    changed, one line per issue."""
     document = read_source(path)
     if not isinstance(document, dict):
         return document, []
     if looks_like_dxdispatch(document):
-        return _fixed_model(document, level, rounds)
-    return _fixed(document, level, rounds)
+        return _fixed_model(document, level, rounds, keep)
+    return _fixed(document, level, rounds, keep)
 
 
 def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
@@ -203,20 +212,26 @@ def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> 
         return json.dumps(document, indent=2) + "\n"
 
 
-def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None]) -> None:
+def fix_files(
+    files: list[str],
+    level: FeatureLevel,
+    write: bool,
+    say: Callable[[str], None],
+    keep: frozenset[str] = frozenset(RULES),
+) -> None:
     """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
     for f in files:
         path = Path(f)
         if f in ("-", "<stdin>") or not path.is_file():
             continue
-        document, changes = fixed_document(path, level)
+        document, changes = fixed_document(path, level, keep=keep)
         if not changes:
             continue
         old = path.read_text(encoding="utf-8")
         new = _fixed_text(old, document, say, f)
         if write:
             write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
-            say(f"{f}: fixed ({len(changes)} issue{'s' * (len(changes) != 1)})")
+            say(f"{f}: fixed ({plural(len(changes), 'issue')})")
             for line in changes:
                 say(f"  {line}")
         else:

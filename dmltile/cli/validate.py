@@ -20,7 +20,7 @@ from ..validate.rules import unreadable_issues
 from ..validate.source import NotJson, looks_like_descriptor
 from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
-from .checker import FORMATS, chosen, ci_report, fix_files, positions, with_positions
+from .checker import FORMATS, chosen, ci_report, fix_files, kept_codes, positions, with_positions
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
 
@@ -198,7 +198,9 @@ def validate_cmd(
         help="text, json (as --json), sarif (SARIF 2.1.0) or github (Actions annotations).",
     ),
     fix: bool = typer.Option(
-        False, "--fix", help="Apply every fix and write each file (atomically); say what changed."
+        False,
+        "--fix",
+        help="Apply every fix (of the rules chosen) and write each file (atomically); say what changed.",
     ),
     diff: bool = typer.Option(
         False, "--diff", help="Print what --fix would change, as a unified diff; write nothing."
@@ -237,7 +239,8 @@ def validate_cmd(
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
         say = (err_console if machine else console).out
-        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say)
+        keep = kept_codes(select, ignore)
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say, keep)
         results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
@@ -272,9 +275,11 @@ def _fix_or_diff(
     version: DirectmlVersion | None,
     write: bool,
     say: Callable[[str], None],
+    keep: frozenset[str],
 ) -> dict[str, list[ValidationReport]]:
-    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``."""
-    fix_files([str(p) for p in files], levels[-1], write=write, say=say)
+    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``: the rules in
+    ``keep`` only."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep)
     return _judged_again(results, files, levels, version) if write else results
 
 

@@ -125,3 +125,24 @@ def test_github_annotations_name_file_line_column_and_rule():
     assert line.startswith(
         f"::error file={EXAMPLES / 'invalid_output_sizes.json'},line=31,col=11,title=DML205::"
     )
+
+
+def test_fix_with_select_or_ignore_fixes_only_the_rules_chosen(tmp_path):
+    document = json.loads((EXAMPLES / "invalid_output_sizes.json").read_text())
+    document["Desc"]["InputTensor"]["Desc"]["TotalTensorSizeInBytes"] = 20  # too small: another rule's issue
+    codes = {i.code: i.path for i in dmltile.validate(document).issues}
+    assert "DML205" in codes and len(codes) == 2, codes
+    (other,) = set(codes) - {"DML205"}
+    target = tmp_path / "x.json"
+    target.write_text(json.dumps(document, indent=2))
+    result = invoke("validate", target, "--fix", "--ignore", "DML205")
+    assert result.exit_code == 0, result.stdout  # the only issue left is one the user left out
+    after = json.loads(target.read_text())
+    assert after["Desc"]["OutputTensor"]["Desc"]["Sizes"] == [1, 1, 6, 8]  # not the ignored rule's fix
+    assert [i.code for i in dmltile.validate(after).issues] == ["DML205"]
+    target.write_text(json.dumps(document, indent=2))
+    result = invoke("validate", target, "--fix", "--select", "DML205")
+    after = json.loads(target.read_text())
+    assert after["Desc"]["OutputTensor"]["Desc"]["Sizes"] == [1, 1, 6, 9]
+    assert [i.code for i in dmltile.validate(after).issues] == [other]
+    assert result.exit_code == 0, result.stdout
