@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import textwrap
 from typing import Any
 
 import typer
@@ -142,7 +143,9 @@ def _print_rule(r: Rule) -> None:
     severity = " [yellow](warning)[/]" if r.severity == "warning" else ""
     console.print(f"[bold]{r.code}[/]{severity}: {escape(r.rule)}", soft_wrap=False)
     console.print(f"\n[bold]Why[/]\n{escape(r.why)}", highlight=False, soft_wrap=False)
-    console.print(f"\n[bold]Source[/]\n{escape(r.source)}", highlight=False, soft_wrap=False)
+    # wrapped between words only: an address cut in two cannot be copied
+    source = textwrap.fill(r.source, console.width, break_long_words=False, break_on_hyphens=False)
+    console.print(f"\n[bold]Source[/]\n{escape(source)}", highlight=False, soft_wrap=True)
     ex = r.example
     if ex.node is not None:
         level = f" at feature level {ex.feature_level}" if ex.feature_level else ""
