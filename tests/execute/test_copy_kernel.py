@@ -127,6 +127,9 @@ def test_outputs_in_memory_stream_and_small_ones_do_not():
     assert all(step.stream for step in big.steps if step.dst == "out")
     small = plan.make_plan([64, 1], [1, 64], [4, 4], [256, 4], 4, threads=2, costs=model)
     assert not any(step.stream for step in small.steps)  # 16 KiB stays in L2: ordinary stores win
+    # 16 MiB fits in the model's 32 MiB last level: streaming would send it to memory and its reader there.
+    mid = plan.make_plan([1024, 1], [1, 4096], [4, 4], [16384, 4], 4, threads=2, costs=model)
+    assert not any(step.stream for step in mid.steps)
 
 
 def replace_kernel(model: costs.CopyCosts, **kw) -> costs.CopyCosts:
@@ -202,7 +205,8 @@ def test_a_program_refuses_a_step_it_cannot_run():
 
 def test_large_streaming_copies_share_two_threads_on_a_tie():
     # Measured equal on one and two threads (as the 64 MiB calibration finds on the project's VM, where
-    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 16 MiB one is not.
+    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 48 MiB one (past
+    # the model's 32 MiB last level, so streamed at all) is not.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
     tie = replace_kernel(BENCH, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0)
@@ -211,8 +215,8 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
     )
     assert big.split and all(step.stream for step in big.steps)
     assert (
-        pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
-        > pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
+        pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
+        > pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
     )
 
 
