@@ -194,6 +194,23 @@ def test_a_program_runs_its_steps_in_order_and_honours_their_guards(shift):
 
 
 @needs_kernel
+@pytest.mark.parametrize("run", range(1, 70))
+def test_runs_of_every_short_length_copy_exactly_without_touching_the_gaps(run):
+    # Runs of odd lengths are moved as two overlapping constant-size moves: every byte of each run,
+    # none of the 3-byte gaps between them, whatever the run's length and address.
+    src = (np.arange(7 * run + 5) * 37 % 251).astype(np.uint8)
+    out = np.zeros(7 * (run + 3) + 8, np.uint8)
+    program = copy_kernel.Program()
+    program.copy(1, 1, 0, 1, (7,), (run + 3,), (run,), run)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(out))
+    program.compile()(ctypes.addressof(bases))
+    expect = np.zeros_like(out)
+    for j in range(7):
+        expect[1 + j * (run + 3) : 1 + j * (run + 3) + run] = src[1 + j * run : 1 + (j + 1) * run]
+    assert np.array_equal(out, expect)
+
+
+@needs_kernel
 def test_a_program_refuses_a_step_it_cannot_run():
     program = copy_kernel.Program()
     program.copy(1, 0, 0, 0, (2,), (4,), (4,), 4)
