@@ -12,6 +12,7 @@ same bytes, so the choice only changes the time.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -30,7 +31,7 @@ from .copy_axes import (
 )
 from .copy_steps import REP_MOVSB_MIN, Emitter, Plan
 from .costs import CopyCosts, machine_costs
-from .pricing import gather_cost, step_cost
+from .pricing import gather_cost, numpy_cost, program_cost, step_cost
 
 TEMP_LIMIT = 64 << 20  # largest temporary the planner allocates
 MAX_BANDS = 4096  # a banded copy is at most this many np.copyto calls
@@ -73,7 +74,13 @@ def make_plan(
             recipe = ("direct", -1, 1)
     emitter = Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
-    return emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])
+    plan = emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])
+    if recipe == ("direct", -1, 1) and not plan.split and not prefer and len(plan.steps) == 1:
+        # One copy runs as two reshapes and np.copyto, whose loop pays per element or row; the kernel
+        # moves short rows (thousands of 6-24 bytes) for a fraction of that, after a dearer call.
+        if program_cost(axes, elem, costs) < numpy_cost(axes, elem, costs, 0)[0]:
+            plan = replace(plan, program=True)
+    return plan
 
 
 def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = frozenset()) -> int:

@@ -58,6 +58,7 @@ class Plan:
     temps: tuple[int, ...]
     split: frozenset[int] = frozenset()  # phases that run on two threads (their steps, or one step, halved)
     kind: str = "direct"  # the outermost recipe: direct, band, gather, temp, double or fanout
+    program: bool = False  # a one-step plan the copy kernel runs cheaper than two reshapes and np.copyto
 
 
 class Emitter:

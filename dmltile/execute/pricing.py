@@ -134,6 +134,19 @@ def kernel_cost(
     return one, two
 
 
+def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
+    """Estimated ns of a one-step plan run as one call of the copy kernel (ordinary stores, one thread):
+    its call, a move per run (short runs are constant-size moves, not NumPy's loop of memmoves or
+    elements) and the bytes; infinite when the kernel is not loaded."""
+    if math.isinf(costs.kernel_rate(1)) or not axes:
+        return math.inf
+    w_axes, width = widen(axes, elem)
+    run, runs = kernel_runs(w_axes, width)
+    nbytes = run * runs
+    far = costs.src_ns(span(w_axes, 2, width), nbytes)
+    return costs.kernel_call_ns + runs * costs.kernel_loop_ns + nbytes * (costs.byte_ns(nbytes, 1) + far)
+
+
 def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
     """Estimated ns of a gather over ``axes`` on one thread and split over two (see step_cost)."""
     chunk = axes[-1][0] * elem

@@ -290,3 +290,21 @@ def test_a_faked_machine_is_not_measured(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(costs, "_costs", None)
     assert (costs.machine_costs().l2_bytes, costs.machine_costs().llc_bytes) == (256 << 10, 2 << 20)
+
+
+def test_thousands_of_short_rows_run_as_one_kernel_call_and_long_rows_as_one_copy():
+    # Rows of 3 int16 repeated 10 times: 3000 moves of 6 bytes, each an opaque element of NumPy's loop,
+    # or a constant-size move in the copy kernel (whose call costs more). Long rows: one memmove a row.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    model = dataclasses.replace(BENCH, kernel_calibrated=True)
+    short = numpy_backend.NumpyTile(dmltile.tile_desc([300, 3], [1, 10], dtype="INT16"), costs=model)
+    assert short.plan_info()["one_kernel_call"] and not short.plan_info()["reshape"]
+    x = np.arange(900, dtype=np.int16).reshape(300, 3)
+    assert np.array_equal(short(x), np.tile(x, [1, 10]))
+    without = numpy_backend.NumpyTile(
+        dmltile.tile_desc([300, 3], [1, 10], dtype="INT16"), costs=BENCH_NUMPY_ONLY
+    )
+    assert without.plan_info()["reshape"]
+    long = numpy_backend.NumpyTile(dmltile.tile_desc([4, 1024], [2, 1], dtype="INT16"), costs=model)
+    assert long.plan_info()["reshape"]
