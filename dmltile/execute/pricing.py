@@ -102,9 +102,9 @@ def kernel_cost(
 
     Streaming stores send every line to memory, past the cache. An output that fits in the last level
     is, with ordinary stores, written there and read from there by whatever consumes it; streamed, it
-    is written to memory (evicting its own lines when the buffer is reused) and read back from memory.
-    Measured on the sweep: outputs of 4-64 MiB streamed on two threads took 1.2-1.4x onnxruntime's
-    ordinary one-thread stores, and one thread streaming writes at memory speed at every size."""
+    goes to memory and its reader fetches it back from there. Measured here: one thread streams at the
+    same 0.044 ns/B into 4 MiB as into 256 MiB, ordinary stores into 4-32 MiB take 0.034; on the
+    sweep, outputs of 4-64 MiB streamed on two threads took 1.2-1.4x onnxruntime's one-thread stores."""
     rate = costs.kernel_rate(1)
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
