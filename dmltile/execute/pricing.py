@@ -2,7 +2,8 @@
 
 A copy over some axes is priced three ways, each on one thread and split over two: as ``bands``
 ``np.copyto`` calls, as a gather of whole rows (``np.take``), and, for a copy into the output, by
-the compiled copy kernel with streaming stores. The planner compares these prices; nothing here
+the compiled copy kernel with streaming stores; a plan of one copy also as one call of the kernel
+with ordinary stores. The planner compares these prices; nothing here
 reads the machine, so the same figures always give the same prices.
 """
 
