@@ -181,7 +181,14 @@ def _best(
                     sum(
                         pick(
                             *step_cost(
-                                ((k * block, elem, elem),), elem, costs, 2 * dst_out, 1, dst_out, prefer
+                                ((k * block, elem, elem),),
+                                elem,
+                                costs,
+                                2 * dst_out,
+                                1,
+                                dst_out,
+                                prefer,
+                                count * block * elem,
                             )
                         )
                         for k in doubling(count)

@@ -27,14 +27,17 @@ def step_cost(
     bands: int = 1,
     to_out: bool = False,
     prefer: frozenset[str] = frozenset(),
+    region: int = 0,
 ) -> tuple[float, float]:
     """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
     the cheaper of np.copyto and, for a copy into the output, the copy kernel.
 
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
-    calls a banded copy makes; each band's source is then a block that stays in L2.
+    calls a banded copy makes; each band's source is then a block that stays in L2. ``region``: the
+    bytes of the destination that the copy's recipe writes in all (a doubling step's destination is
+    a slice of it, and the other steps' writes push it out of L2 as much as its own do).
     """
-    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer)
+    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer, region)
     return min(one, k_one), min(two, k_two)
 
 
@@ -46,15 +49,16 @@ def copy_ways(
     bands: int,
     to_out: bool,
     prefer: frozenset[str],
+    region: int = 0,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """(numpy_cost, kernel_cost) of a copy; the kernel writes only into the output (infinite otherwise)."""
-    numpy = numpy_cost(axes, elem, costs, fresh, bands)
+    numpy = numpy_cost(axes, elem, costs, fresh, bands, region)
     kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
     return numpy, kernel
 
 
 def numpy_cost(
-    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1, region: int = 0
 ) -> tuple[float, float]:
     """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost)."""
     w_axes, width = widen(axes, elem)
@@ -67,7 +71,7 @@ def numpy_cost(
         + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
         + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
-    dst_span = max(span(w_axes, 1, width), nbytes)
+    dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
