@@ -78,7 +78,12 @@ def make_plan(
     if recipe == ("direct", -1, 1) and not plan.split and not prefer and len(plan.steps) == 1:
         # One copy runs as two reshapes and np.copyto, whose loop pays per element or row; the kernel
         # moves short rows (thousands of 6-24 bytes) for a fraction of that, after a dearer call.
-        if program_cost(axes, elem, costs) < numpy_cost(axes, elem, costs, 0)[0]:
+        # Both priced on the step as emitted (the element the reshapes view as); the runner's own
+        # work per call (its checks, the addresses it passes) costs about what building a view does.
+        step = plan.steps[0]
+        step_axes = simplify(tuple(zip(step.shape, step.dst_strides, step.src_strides, strict=True)))
+        numpy = numpy_cost(step_axes, step.width, costs, 0, in_kernel=False)[0]
+        if program_cost(step_axes, step.width, costs) + costs.view_ns < numpy:
             plan = replace(plan, program=True)
     return plan
 

@@ -107,6 +107,9 @@ static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
     case 2: FILL(uint16_t);
     case 4: FILL(uint32_t);
     case 8: FILL(uint64_t);
+    case 16: /* a 16-byte element (two int64, eight int16): a constant-size move each */
+        for (int64_t k = 0; k < n; k += 16) memcpy(d + k, elem, 16);
+        return;
     default:
         for (int64_t k = 0; k < n; k += width) memcpy(d + k, elem, (size_t)width);
     }
