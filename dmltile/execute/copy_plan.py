@@ -82,7 +82,7 @@ def make_plan(
         # work per call (its checks, the addresses it passes) costs about what building a view does.
         step = plan.steps[0]
         step_axes = simplify(tuple(zip(step.shape, step.dst_strides, step.src_strides, strict=True)))
-        numpy = numpy_cost(step_axes, step.width, costs, 0, in_kernel=False)[0]
+        numpy = numpy_cost(step_axes, step.width, costs, 0)[0]
         if program_cost(step_axes, step.width, costs) + costs.view_ns < numpy:
             plan = replace(plan, program=True)
     return plan

@@ -64,15 +64,8 @@ def numpy_cost(
     fresh: int,
     bands: int = 1,
     region: int = 0,
-    in_kernel: bool = True,
 ) -> tuple[float, float]:
-    """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost).
-
-    With the copy kernel loaded, a plan on one thread runs all its steps in one kernel call, which
-    moves each run (a row, an element) for ``kernel_loop_ns`` where NumPy's loop pays per loop and per
-    opaque element; so the one-thread price takes the kernel's per-run cost when lower (``in_kernel``
-    False prices NumPy alone, for the plan that runs as two reshapes and np.copyto). Two threads
-    share a copy through np.copyto."""
+    """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost)."""
     w_axes, width = widen(axes, elem)
     total = math.prod(a[0] for a in w_axes) if w_axes else 1
     inner = w_axes[-1][0] if w_axes else 1
@@ -90,10 +83,7 @@ def numpy_cost(
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
         if nbytes // 2 >= costs.stream_min:
             rates[1] = costs.stream_ns
-    per_one = per
-    if in_kernel and not math.isinf(costs.kernel_rate(1)):
-        per_one = min(per, bands * kernel_runs(w_axes, width)[1] * costs.kernel_loop_ns)
-    one = fixed + per_one + nbytes * (rates[0] + far)
+    one = fixed + per + nbytes * (rates[0] + far)
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
     two = costs.handoff_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
     return one, two
