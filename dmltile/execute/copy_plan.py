@@ -12,6 +12,7 @@ same bytes, so the choice only changes the time.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -30,7 +31,7 @@ from .copy_axes import (
 )
 from .copy_steps import REP_MOVSB_MIN, Emitter, Plan
 from .costs import CopyCosts, machine_costs
-from .pricing import gather_cost, step_cost
+from .pricing import gather_cost, numpy_cost, program_cost, step_cost
 
 TEMP_LIMIT = 64 << 20  # largest temporary the planner allocates
 MAX_BANDS = 4096  # a banded copy is at most this many np.copyto calls
@@ -73,7 +74,18 @@ def make_plan(
             recipe = ("direct", -1, 1)
     emitter = Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
-    return emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])
+    plan = emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])
+    if recipe == ("direct", -1, 1) and not plan.split and not prefer and len(plan.steps) == 1:
+        # One copy runs as two reshapes and np.copyto, whose loop pays per element or row; the kernel
+        # moves short rows (thousands of 6-24 bytes) for a fraction of that, after a dearer call.
+        # Both priced on the step as emitted (the element the reshapes view as); the runner's own
+        # work per call (its checks, the addresses it passes) costs about what building a view does.
+        step = plan.steps[0]
+        step_axes = simplify(tuple(zip(step.shape, step.dst_strides, step.src_strides, strict=True)))
+        numpy = numpy_cost(step_axes, step.width, costs, 0)[0]
+        if program_cost(step_axes, step.width, costs) + costs.view_ns < numpy:
+            plan = replace(plan, program=True)
+    return plan
 
 
 def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = frozenset()) -> int:
@@ -174,7 +186,14 @@ def _best(
                     sum(
                         pick(
                             *step_cost(
-                                ((k * block, elem, elem),), elem, costs, 2 * dst_out, 1, dst_out, prefer
+                                ((k * block, elem, elem),),
+                                elem,
+                                costs,
+                                2 * dst_out,
+                                1,
+                                dst_out,
+                                prefer,
+                                count * block * elem,
                             )
                         )
                         for k in doubling(count)

@@ -58,6 +58,7 @@ class Plan:
     temps: tuple[int, ...]
     split: frozenset[int] = frozenset()  # phases that run on two threads (their steps, or one step, halved)
     kind: str = "direct"  # the outermost recipe: direct, band, gather, temp, double or fanout
+    program: bool = False  # a one-step plan the copy kernel runs cheaper than two reshapes and np.copyto
 
 
 class Emitter:
@@ -75,11 +76,15 @@ class Emitter:
         steps = tuple(alt for step in self.steps for alt in misaligned_alternative(step, self.costs.l2_bytes))
         return Plan(steps, tuple(self.temps), frozenset(self.split), kind)
 
-    def _phase(self, axes, fresh: int, bands: int = 1, to_out: bool = False) -> tuple[int, bool]:
+    def _phase(
+        self, axes, fresh: int, bands: int = 1, to_out: bool = False, region: int = 0
+    ) -> tuple[int, bool]:
         """A new phase for a copy over ``axes``: its number, and whether the copy kernel runs it."""
         phase = self.phase
         self.phase += 1
-        (one, two), (k_one, k_two) = copy_ways(axes, self.elem, self.costs, fresh, bands, to_out, self.prefer)
+        (one, two), (k_one, k_two) = copy_ways(
+            axes, self.elem, self.costs, fresh, bands, to_out, self.prefer, region
+        )
         best_one, best_two = min(one, k_one), min(two, k_two)
         split = self.threads > 1 and (best_two < best_one or ("split" in self.prefer and best_two < math.inf))
         if split:
@@ -144,7 +149,7 @@ class Emitter:
         done = 1
         for k in doubling(count):  # each step one large memmove (it streams when large enough)
             chunk = ((k * block, elem, elem),)
-            phase = self._phase(chunk, both, 1, to_out)
+            phase = self._phase(chunk, both, 1, to_out, count * block * elem)
             self.steps.append(
                 make_step(chunk, elem, dst, dst_offset + done * stride, dst, dst_offset, *phase)
             )

@@ -10,8 +10,8 @@ cannot be written the measurement serves the process). When calibration fails, o
 ``DMLTILE_CALIBRATE=0``, fixed constants measured on the project's bench machine stand in.
 
 When the compiled copy kernel is loaded (``copy_kernel``), calibration also measures its call
-cost, its cost per run and its streaming write rate on one and two threads; without it those rates
-are infinite, so the planner never chooses it.
+cost, its cost per streamed run and per short run with ordinary stores, and its streaming write rate
+on one and two threads; without it those rates are infinite, so the planner never chooses it.
 
 Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the
@@ -24,6 +24,7 @@ a copy costs under these figures is priced in ``pricing``.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -40,7 +41,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 4
+FORMAT = 5
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class CopyCosts:
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
     kernel_call_ns: float = 1500.0  # one call of the copy kernel through ctypes (its views built once)
     kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
+    kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
@@ -373,7 +375,8 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
 
 
 def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
-    """The copy kernel's call cost, cost per run and streaming rates (one and two threads), in ns,
+    """The copy kernel's call cost, cost per run (streamed, and short ones with ordinary stores) and
+    streaming rates (one and two threads), in ns,
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
     StreamCall, address = copy_kernel.StreamCall, copy_kernel.address
     d, s = address(dst), address(src)
@@ -395,11 +398,18 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
         future.result()
 
     t_two = _best(both, 1, 3)
+    n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, (n,), (2 * width,), (width,), width)
+    odd_rows = program.compile()
+    bases = (ctypes.c_void_p * 2)(s, d)
+    t_loop = _best(lambda: odd_rows(ctypes.addressof(bases)), 20, 5) / 20
     nbytes = rows * block
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,
         "kernel_run_ns": run * ns,
+        "kernel_loop_ns": max(0.0, t_loop - call) / n * ns,
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_calibrated": True,

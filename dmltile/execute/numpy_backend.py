@@ -439,6 +439,7 @@ def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, 
     moves, not 4000 inner loops of NumPy's (measured 1.3 us against 15 us)."""
     if (
         len(plan.steps) != 1
+        or plan.program
         or plan.temps
         or plan.steps[0].index is not None
         or plan.steps[0].stream

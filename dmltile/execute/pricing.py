@@ -2,7 +2,8 @@
 
 A copy over some axes is priced three ways, each on one thread and split over two: as ``bands``
 ``np.copyto`` calls, as a gather of whole rows (``np.take``), and, for a copy into the output, by
-the compiled copy kernel with streaming stores. The planner compares these prices; nothing here
+the compiled copy kernel with streaming stores; a plan of one copy also as one call of the kernel
+with ordinary stores. The planner compares these prices; nothing here
 reads the machine, so the same figures always give the same prices.
 """
 
@@ -26,14 +27,17 @@ def step_cost(
     bands: int = 1,
     to_out: bool = False,
     prefer: frozenset[str] = frozenset(),
+    region: int = 0,
 ) -> tuple[float, float]:
     """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
     the cheaper of np.copyto and, for a copy into the output, the copy kernel.
 
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
-    calls a banded copy makes; each band's source is then a block that stays in L2.
+    calls a banded copy makes; each band's source is then a block that stays in L2. ``region``: the
+    bytes of the destination that the copy's recipe writes in all (a doubling step's destination is
+    a slice of it, and the other steps' writes push it out of L2 as much as its own do).
     """
-    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer)
+    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer, region)
     return min(one, k_one), min(two, k_two)
 
 
@@ -45,15 +49,21 @@ def copy_ways(
     bands: int,
     to_out: bool,
     prefer: frozenset[str],
+    region: int = 0,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """(numpy_cost, kernel_cost) of a copy; the kernel writes only into the output (infinite otherwise)."""
-    numpy = numpy_cost(axes, elem, costs, fresh, bands)
+    numpy = numpy_cost(axes, elem, costs, fresh, bands, region)
     kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
     return numpy, kernel
 
 
 def numpy_cost(
-    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, bands: int = 1
+    axes: tuple[Axis, ...],
+    elem: int,
+    costs: CopyCosts,
+    fresh: int,
+    bands: int = 1,
+    region: int = 0,
 ) -> tuple[float, float]:
     """Estimated ns of the copy as ``bands`` np.copyto calls, one thread and two (see step_cost)."""
     w_axes, width = widen(axes, elem)
@@ -66,7 +76,7 @@ def numpy_cost(
         + (total * costs.vchunk_ns if width not in (1, 2, 4, 8) else 0.0)
         + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
-    dst_span = max(span(w_axes, 1, width), nbytes)
+    dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
@@ -96,8 +106,15 @@ def kernel_cost(
     bands: int = 1,
     prefer: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
-    """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded
-    or its runs are too short for whole streamed lines; ``prefer`` with "stream" makes it near free."""
+    """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded,
+    its runs are too short for whole streamed lines, or the output fits in the measured last level;
+    ``prefer`` with "stream" makes it near free.
+
+    Streaming stores send every line to memory, past the cache. An output that fits in the last level
+    is, with ordinary stores, written there and read from there by whatever consumes it; streamed, it
+    goes to memory and its reader fetches it back from there. Measured here: one thread streams at the
+    same 0.044 ns/B into 4 MiB as into 256 MiB, ordinary stores into 4-32 MiB take 0.034; on the
+    sweep, outputs of 4-64 MiB streamed on two threads took 1.2-1.4x onnxruntime's one-thread stores."""
     rate = costs.kernel_rate(1)
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
@@ -106,6 +123,8 @@ def kernel_cost(
     if run < KERNEL_MIN_RUN and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
+    if nbytes <= costs.llc_bytes and "stream" not in prefer:
+        return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
     per = bands * runs * costs.kernel_run_ns
     far = costs.src_ns(span(merged, 2, elem), nbytes) if bands == 1 else 0.0
@@ -123,6 +142,19 @@ def kernel_cost(
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
     return one, two
+
+
+def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
+    """Estimated ns of a one-step plan run as one call of the copy kernel (ordinary stores, one thread):
+    its call, a move per run (short runs are constant-size moves, not NumPy's loop of memmoves or
+    elements) and the bytes; infinite when the kernel is not loaded."""
+    if math.isinf(costs.kernel_rate(1)) or not axes:
+        return math.inf
+    w_axes, width = widen(axes, elem)
+    run, runs = kernel_runs(w_axes, width)
+    nbytes = run * runs
+    far = costs.src_ns(span(w_axes, 2, width), nbytes)
+    return costs.kernel_call_ns + runs * costs.kernel_loop_ns + nbytes * (costs.byte_ns(nbytes, 1) + far)
 
 
 def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:

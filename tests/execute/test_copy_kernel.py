@@ -127,6 +127,9 @@ def test_outputs_in_memory_stream_and_small_ones_do_not():
     assert all(step.stream for step in big.steps if step.dst == "out")
     small = plan.make_plan([64, 1], [1, 64], [4, 4], [256, 4], 4, threads=2, costs=model)
     assert not any(step.stream for step in small.steps)  # 16 KiB stays in L2: ordinary stores win
+    # 16 MiB fits in the model's 32 MiB last level: streaming would send it to memory and its reader there.
+    mid = plan.make_plan([1024, 1], [1, 4096], [4, 4], [16384, 4], 4, threads=2, costs=model)
+    assert not any(step.stream for step in mid.steps)
 
 
 def replace_kernel(model: costs.CopyCosts, **kw) -> costs.CopyCosts:
@@ -191,6 +194,23 @@ def test_a_program_runs_its_steps_in_order_and_honours_their_guards(shift):
 
 
 @needs_kernel
+@pytest.mark.parametrize("run", range(1, 70))
+def test_runs_of_every_short_length_copy_exactly_without_touching_the_gaps(run):
+    # Runs of odd lengths are moved as two overlapping constant-size moves: every byte of each run,
+    # none of the 3-byte gaps between them, whatever the run's length and address.
+    src = (np.arange(7 * run + 5) * 37 % 251).astype(np.uint8)
+    out = np.zeros(7 * (run + 3) + 8, np.uint8)
+    program = copy_kernel.Program()
+    program.copy(1, 1, 0, 1, (7,), (run + 3,), (run,), run)
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(out))
+    program.compile()(ctypes.addressof(bases))
+    expect = np.zeros_like(out)
+    for j in range(7):
+        expect[1 + j * (run + 3) : 1 + j * (run + 3) + run] = src[1 + j * run : 1 + (j + 1) * run]
+    assert np.array_equal(out, expect)
+
+
+@needs_kernel
 def test_a_program_refuses_a_step_it_cannot_run():
     program = copy_kernel.Program()
     program.copy(1, 0, 0, 0, (2,), (4,), (4,), 4)
@@ -202,7 +222,8 @@ def test_a_program_refuses_a_step_it_cannot_run():
 
 def test_large_streaming_copies_share_two_threads_on_a_tie():
     # Measured equal on one and two threads (as the 64 MiB calibration finds on the project's VM, where
-    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 16 MiB one is not.
+    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 48 MiB one (past
+    # the model's 32 MiB last level, so streamed at all) is not.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
     tie = replace_kernel(BENCH, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0)
@@ -211,8 +232,8 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
     )
     assert big.split and all(step.stream for step in big.steps)
     assert (
-        pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
-        > pricing.kernel_cost(((16, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
+        pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
+        > pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
     )
 
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dmltile
-from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs, numpy_backend
+from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs, numpy_backend, pricing
 from dmltile.execute import copy_plan as plan
 from dmltile.execute.machine import Machine, faked, this_machine
 from tests.exec_reference import DTYPES, descriptors
@@ -290,3 +290,33 @@ def test_a_faked_machine_is_not_measured(tmp_path, monkeypatch):
     )
     monkeypatch.setattr(costs, "_costs", None)
     assert (costs.machine_costs().l2_bytes, costs.machine_costs().llc_bytes) == (256 << 10, 2 << 20)
+
+
+def test_thousands_of_short_rows_run_as_one_kernel_call_and_long_rows_as_one_copy():
+    # Rows of 3 int16 repeated 10 times: 3000 moves of 6 bytes, each an opaque element of NumPy's loop,
+    # or a constant-size move in the copy kernel (whose call costs more). Long rows: one memmove a row.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    model = dataclasses.replace(BENCH, kernel_calibrated=True)
+    short = numpy_backend.NumpyTile(dmltile.tile_desc([300, 3], [1, 10], dtype="INT16"), costs=model)
+    assert short.plan_info()["one_kernel_call"] and not short.plan_info()["reshape"]
+    x = np.arange(900, dtype=np.int16).reshape(300, 3)
+    assert np.array_equal(short(x), np.tile(x, [1, 10]))
+    without = numpy_backend.NumpyTile(
+        dmltile.tile_desc([300, 3], [1, 10], dtype="INT16"), costs=BENCH_NUMPY_ONLY
+    )
+    assert without.plan_info()["reshape"]
+    long = numpy_backend.NumpyTile(dmltile.tile_desc([4, 1024], [2, 1], dtype="INT16"), costs=model)
+    assert long.plan_info()["reshape"]
+
+
+def test_a_doubling_step_is_priced_at_the_rate_of_the_whole_region_it_doubles_into():
+    # The first steps of a doubling write slices far smaller than L2, but the later ones write the rest
+    # of a 3.7 MiB region over them: on a 2 MiB L2 none of it stays there. Priced by the slice alone,
+    # doubling beat pre-tiling a temporary here and ran 1.2x slower than it.
+    model = dataclasses.replace(BENCH, l2_bytes=2 << 20, llc_bytes=64 << 20)
+    step = ((64 << 10, 4, 4),)
+    alone = pricing.numpy_cost(step, 4, model, 2)[0]
+    assert pricing.numpy_cost(step, 4, model, 2, region=15 << 18)[0] > 1.5 * alone
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([4, 1, 1, 66, 76], [3, 6, 1, 1, 3], "UINT32"), 1, model)
+    assert op.plan_info()["kind"] != "double"

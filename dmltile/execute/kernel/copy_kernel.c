@@ -107,6 +107,9 @@ static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
     case 2: FILL(uint16_t);
     case 4: FILL(uint32_t);
     case 8: FILL(uint64_t);
+    case 16: /* a 16-byte element (two int64, eight int16): a constant-size move each */
+        for (int64_t k = 0; k < n; k += 16) memcpy(d + k, elem, 16);
+        return;
     default:
         for (int64_t k = 0; k < n; k += width) memcpy(d + k, elem, (size_t)width);
     }
@@ -172,8 +175,26 @@ static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t 
     case 64: EACH(memcpy(d, s, 64));
     case 128: EACH(memcpy(d, s, 128));
     case 256: EACH(memcpy(d, s, 256));
-    default: EACH(memcpy(d, s, (size_t)run));
     }
+    /* Other short runs (rows of 3, 6, 12 or 24 bytes, an opaque element each) as two constant-size
+     * moves that overlap in the middle: a call of memcpy with a variable size costs several times
+     * more than the bytes. The overlap writes the same bytes twice, so the result is the same. */
+    if (run < 4) {
+        EACH((memcpy(d, s, 2), d[run - 1] = s[run - 1]));
+    }
+    if (run < 8) {
+        EACH((memcpy(d, s, 4), memcpy(d + run - 4, s + run - 4, 4)));
+    }
+    if (run < 16) {
+        EACH((memcpy(d, s, 8), memcpy(d + run - 8, s + run - 8, 8)));
+    }
+    if (run < 32) {
+        EACH((memcpy(d, s, 16), memcpy(d + run - 16, s + run - 16, 16)));
+    }
+    if (run < 64) {
+        EACH((memcpy(d, s, 32), memcpy(d + run - 32, s + run - 32, 32)));
+    }
+    EACH(memcpy(d, s, (size_t)run));
 }
 
 #undef EACH
