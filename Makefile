@@ -33,7 +33,7 @@ browser: $(STAMP)
 	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
 	  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium chromium-driver; }
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx,browser]'
-	DMLTILE_SCREENSHOT_DIR=docs $(BIN)/python -m pytest -q tests/teach/test_browser.py
+	DMLTILE_SCREENSHOT_DIR=docs $(BIN)/python -m pytest -q tests/teach/test_browser.py tests/teach/test_browser_labels.py
 
 demo: $(STAMP)
 	$(BIN)/python examples/demo.py

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import struct
 import subprocess
@@ -25,37 +24,21 @@ import pytest
 
 from dmltile.teach.exercises import EXERCISES
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, SCRIPT, invoke
-
-webdriver = pytest.importorskip(
-    "selenium.webdriver", reason="selenium is not installed (pip install -e '.[browser]')"
+from tests.teach.browser_support import (
+    ActionChains,
+    By,
+    Select,
+    WebDriverWait,
+    headless_chromium,
+    needs_chromium,
 )
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
-from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or DRIVER is None,
-    reason="chromium and chromedriver are needed (`make browser` installs Debian's chromium and chromium-driver)",
-)
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-proxy-server",  # the page and the playground are local: never go through a proxy
-        "--window-size=1280,1300",
-    ):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
+    driver = headless_chromium(1280, 1300)
     yield driver
     driver.quit()
 

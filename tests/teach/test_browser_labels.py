@@ -6,25 +6,14 @@ installs them)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 import dmltile
 from dmltile.teach.html import explanation_page
+from tests.teach.browser_support import headless_chromium, needs_chromium
 from tests.teach.test_picture import desc_with
 
-webdriver = pytest.importorskip(
-    "selenium.webdriver", reason="selenium is not installed (pip install -e '.[browser]')"
-)
-from selenium.webdriver.chrome.service import Service  # noqa: E402
-
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
-DRIVER = shutil.which("chromedriver")
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None or DRIVER is None,
-    reason="chromium and chromedriver are needed (`make browser` installs Debian's chromium and chromium-driver)",
-)
+pytestmark = needs_chromium
 
 # For every strip slot and grid cell: the boxes of its label's text that stick out of the cell.
 MEASURE = """
@@ -45,18 +34,7 @@ return [document.querySelectorAll('.dmltile .seg').length, out];
 
 @pytest.fixture(scope="module")
 def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--no-proxy-server",
-    ):
-        options.add_argument(arg)
-    options.add_argument("--window-size=1000,1300")
-    driver = webdriver.Chrome(options=options, service=Service(DRIVER))
+    driver = headless_chromium(1000, 1300)
     yield driver
     driver.quit()
 
