@@ -38,6 +38,7 @@ from .installation import (
     require_setup,
     setup_problem,
 )
+from .process import end_wine, parse_lines, runner_command, session
 from .version_table import list_versions, record_versions, resolve_version, version_key
 
 __all__ = [
@@ -46,12 +47,16 @@ __all__ = [
     "OracleError",
     "Setup",
     "default_home",
+    "end_wine",
     "find_setup",
     "list_versions",
+    "parse_lines",
     "record_versions",
     "require_setup",
     "resolve_version",
     "run_cases",
+    "runner_command",
+    "session",
     "setup_problem",
     "to_c_view",
     "version_key",

@@ -20,13 +20,11 @@ created), ``fusion`` (False keeps every node under its own name: ep.dml.disable_
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -284,41 +282,13 @@ def _answer(raw: dict[str, Any], request_id: str) -> ModelRun:
 
 
 def _command(setup: oracle.Setup, dll: Path, *extra: str) -> list[str]:
-    cmd = [str(setup.home / RUNNER), "--dll", str(dll) if setup.native else "Z:" + str(dll), *extra]
-    if setup.native:
-        return cmd
-    return ["xvfb-run", "-a", "-s", "-screen 0 320x240x24", "wine", *cmd]
-
-
-@contextlib.contextmanager
-def _wine_session(setup: oracle.Setup) -> Iterator[None]:
-    """One runner at a time per cache folder (the DirectML runner takes the same lock); the Wine
-    server is ended afterwards, so nothing of this run lingers."""
-    with open(setup.home / "run.lock", "w") as lock:
-        if sys.platform != "win32":
-            import fcntl
-
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            if not setup.native:
-                subprocess.run(["wineserver", "-k"], env=setup.env, capture_output=True, check=False)
-
-
-def _lines(text: str) -> list[dict[str, Any]]:
-    rows = []
-    for line in text.splitlines():
-        if line.startswith("{"):
-            with contextlib.suppress(json.JSONDecodeError):
-                rows.append(json.loads(line))
-    return rows
+    return oracle.runner_command(setup, setup.home / RUNNER, dll, *extra)
 
 
 def runner_info(wheel: str, home: Path | None = None) -> dict[str, Any]:
     """The runner's info line for one wheel: onnxruntime and DirectML versions, does the provider start."""
     setup = oracle.require_setup(home)
-    with _wine_session(setup):
+    with oracle.session(setup):  # the DirectML runner's lock: one runner at a time
         proc = subprocess.run(
             _command(setup, ort_folder(setup.home) / wheel / DLL, "--info"),
             env=setup.env or None,
@@ -327,7 +297,7 @@ def runner_info(wheel: str, home: Path | None = None) -> dict[str, Any]:
             timeout=120,
             check=False,
         )
-    rows = _lines(proc.stdout)
+    rows = oracle.parse_lines(proc.stdout)
     if not rows:
         raise oracle.OracleError(
             f"{RUNNER} printed nothing for {wheel} (exit {proc.returncode}): {proc.stderr[-400:]}"
@@ -352,7 +322,7 @@ def run_models(
     lines = [request_line(r, i) for i, r in enumerate(requests)]
     ids = [json.loads(line)["id"] for line in lines]
     answers: list[ModelRun] = []
-    with _wine_session(setup):
+    with oracle.session(setup):  # the DirectML runner's lock: one runner at a time
         while len(answers) < len(lines):
             rest = lines[len(answers) :]
             rows, diag = _batch(setup, dll, rest)
@@ -364,8 +334,8 @@ def run_models(
             if not results or "crash" not in results[-1]:
                 if len(answers) < len(lines):  # stopped without a word: blame the next request
                     answers.append(ModelRun(ids[len(answers)], "stopped", error=diag))
-            if len(answers) < len(lines) and not setup.native:
-                subprocess.run(["wineserver", "-k"], env=setup.env, capture_output=True, check=False)
+            if len(answers) < len(lines):
+                oracle.end_wine(setup)
     return answers
 
 
@@ -379,9 +349,11 @@ def _batch(setup: oracle.Setup, dll: Path, lines: list[str]) -> tuple[list[dict[
                 _command(setup, dll), stdin=stdin, env=setup.env or None, capture_output=True, timeout=timeout
             )
         except subprocess.TimeoutExpired as exc:
-            return _lines((exc.stdout or b"").decode("utf-8", "replace")), f"timed out after {timeout} s"
+            return oracle.parse_lines(
+                (exc.stdout or b"").decode("utf-8", "replace")
+            ), f"timed out after {timeout} s"
     tail = proc.stderr.decode("utf-8", "replace")[-300:].strip()
-    return _lines(proc.stdout.decode("utf-8", "replace")), f"exit {proc.returncode}: {tail}"
+    return oracle.parse_lines(proc.stdout.decode("utf-8", "replace")), f"exit {proc.returncode}: {tail}"
 
 
 def record_info(home: Path | None = None) -> list[dict[str, Any]]:

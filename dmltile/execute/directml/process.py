@@ -22,11 +22,17 @@ def _dll_arg(setup: Setup, dll: Path) -> str:
     return str(dll) if setup.native else "Z:" + str(dll)
 
 
-def _command(setup: Setup, dll: Path, *extra: str) -> list[str]:
-    cmd = [str(setup.runner), "--dll", _dll_arg(setup, dll), *extra]
+def runner_command(setup: Setup, runner: Path, dll: Path, *extra: str) -> list[str]:
+    """A runner's command line on one DLL: natively on Windows, else under Wine inside Xvfb (the
+    DXGI factory that DirectML needs cannot be created under Wine without an X display)."""
+    cmd = [str(runner), "--dll", _dll_arg(setup, dll), *extra]
     if setup.native:
         return cmd
     return ["xvfb-run", "-a", "-s", "-screen 0 320x240x24", "wine", *cmd]
+
+
+def _command(setup: Setup, dll: Path, *extra: str) -> list[str]:
+    return runner_command(setup, setup.runner, dll, *extra)
 
 
 def end_wine(setup: Setup) -> None:
@@ -53,7 +59,7 @@ def session(setup: Setup) -> Iterator[None]:
                     )
 
 
-def _parse_lines(text: str) -> list[dict[str, Any]]:
+def parse_lines(text: str) -> list[dict[str, Any]]:
     rows = []
     for line in text.splitlines():
         line = line.strip()
@@ -74,7 +80,7 @@ def runner_info(setup: Setup, dll: Path) -> dict[str, Any]:
             timeout=120,
             check=False,
         )
-    rows = _parse_lines(proc.stdout)
+    rows = parse_lines(proc.stdout)
     if not rows:
         raise OracleError(f"runner printed nothing for {dll} (exit {proc.returncode}): {proc.stderr[-500:]}")
     return rows[0]
@@ -95,7 +101,7 @@ def run_lines(
             )
         except subprocess.TimeoutExpired as exc:
             text = (exc.stdout or b"").decode("utf-8", "replace")
-            return _parse_lines(text), f"timed out after {timeout:.0f} s"
+            return parse_lines(text), f"timed out after {timeout:.0f} s"
     text = proc.stdout.decode("utf-8", "replace")
     tail = proc.stderr.decode("utf-8", "replace")[-300:].strip()
-    return _parse_lines(text), f"exit {proc.returncode}: {tail}"
+    return parse_lines(text), f"exit {proc.returncode}: {tail}"
