@@ -16,7 +16,7 @@ from ..validate.api import validate
 from ..validate.build import tile_desc
 from ..validate.levels import known_levels, tile_row
 from .explain import Explanation, explain
-from .form import form_fields
+from .form import form_fields, tokens
 from .picture import Picture, build_picture
 
 
@@ -122,7 +122,7 @@ def _predict(guess: str) -> tuple[bool, str]:
     ex, _ = _own("predict")
     assert ex.desc is not None and ex.report.output_sizes is not None
     said = _NUMBER_LIST.fullmatch(guess)
-    ok = said is not None and [int(v) for v in re.split(r"[\s,]+", said.group(1))] == ex.report.output_sizes
+    ok = said is not None and tokens(said.group(1)) == ex.report.output_sizes
     answer = (
         f"Sizes {list(ex.desc.input.sizes)} x Repeats {list(ex.desc.repeats)}, size by size: "
         f"OutputTensor.Sizes = {ex.report.output_sizes}."
