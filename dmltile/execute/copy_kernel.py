@@ -2,7 +2,7 @@
 
 ``kernel/copy_kernel.c`` is compiled by the build hook (``hatch_build.py``) when the package is
 installed and a C compiler is present; this module loads it with ctypes. It offers two calls:
-``StreamCall``, one copy written with non-temporal stores (shareable between two threads), and
+``KernelCall``, one copy (with streaming stores or ordinary ones) that two threads can share, and
 ``Program``, every step of a one-thread plan in one call. Without the library (no compiler, another
 platform, ``DMLTILE_KERNEL=0``) ``available()`` is False, the cost model prices the kernel out, and
 every plan runs on NumPy alone: the same bytes, only slower.
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 3  # must match ABI in kernel/copy_kernel.c
+ABI = 4  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 WHEN = {"always": 0, "aligned": 1, "misaligned": 2}
@@ -46,10 +46,10 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
         return None, f"cannot load {path.name}: {e}"
     if abi != ABI:
         return None, f"{path.name} is ABI {abi}, this dmltile needs {ABI}: reinstall dmltile to rebuild it"
-    lib.dmltile_stream_copy.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p) + (
+    lib.dmltile_copy.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p) + (
         ctypes.c_int64,
-    ) * 3
-    lib.dmltile_stream_copy.restype = ctypes.c_int
+    ) * 3 + (ctypes.c_int,)
+    lib.dmltile_copy.restype = ctypes.c_int
     lib.dmltile_run_plan.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
     lib.dmltile_run_plan.restype = ctypes.c_int
     return lib, ""
@@ -86,19 +86,22 @@ def address(array: np.ndarray) -> int:
         return int(array.__array_interface__["data"][0])
 
 
-class StreamCall:
-    """One copy written with streaming stores: the views' shape and byte strides, fixed at plan time,
-    and the range of the outermost axis to copy; a call passes the two start addresses."""
+class KernelCall:
+    """One copy by the kernel: the views' shape and byte strides, fixed at plan time, whether whole
+    lines are written with streaming stores, and the range of the outermost axis to copy; a call passes
+    the two start addresses. Python's lock is released for the call, so two threads sharing a copy in
+    pieces run at once (np.copyto keeps the lock for copies of up to 500 elements, such as a piece of
+    a few wide rows)."""
 
-    __slots__ = ("_fn", "_dims", "_address", "ndim", "width", "begin", "end")
+    __slots__ = ("_fn", "_dims", "_address", "ndim", "width", "stream", "begin", "end")
 
-    def __init__(self, shape, dst_strides, src_strides, width: int):
+    def __init__(self, shape, dst_strides, src_strides, width: int, stream: bool = True):
         if len(shape) > MAX_DIMS or not len(shape) == len(dst_strides) == len(src_strides):
             raise ValueError(f"the copy kernel takes up to {MAX_DIMS} axes with a stride each")
-        self._fn = _library().dmltile_stream_copy
+        self._fn = _library().dmltile_copy
         self._dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
         self._address = ctypes.addressof(self._dims)
-        self.ndim, self.width = len(shape), int(width)
+        self.ndim, self.width, self.stream = len(shape), int(width), int(bool(stream))
         self.begin, self.end = 0, shape[0] if shape else 1  # a 0-d copy is one element
 
     @property
@@ -106,16 +109,17 @@ class StreamCall:
         """How many outer indices this call copies (what two threads share)."""
         return self.end - self.begin
 
-    def piece(self, begin: int, end: int) -> StreamCall:
+    def piece(self, begin: int, end: int) -> KernelCall:
         """The same copy limited to outer indices [begin, end) of this call's range."""
-        part = object.__new__(StreamCall)
+        part = object.__new__(KernelCall)
         part._fn, part._dims, part._address = self._fn, self._dims, self._address
-        part.ndim, part.width = self.ndim, self.width
+        part.ndim, part.width, part.stream = self.ndim, self.width, self.stream
         part.begin, part.end = self.begin + begin, self.begin + end
         return part
 
     def __call__(self, dst_address: int, src_address: int) -> None:
-        if self._fn(dst_address, src_address, self.ndim, self._address, self.width, self.begin, self.end):
+        args = (self.ndim, self._address, self.width, self.begin, self.end, self.stream)
+        if self._fn(dst_address, src_address, *args):
             raise RuntimeError("the copy kernel refused its arguments")
 
 
@@ -128,7 +132,7 @@ def stream_copy(dst: np.ndarray, src: np.ndarray) -> None:
         raise ValueError(
             f"stream_copy needs views of one dtype and shape, got {dst.dtype}{dst.shape} and {src.dtype}{src.shape}"
         )
-    StreamCall(dst.shape, dst.strides, src.strides, dst.itemsize)(address(dst), address(src))
+    KernelCall(dst.shape, dst.strides, src.strides, dst.itemsize)(address(dst), address(src))
 
 
 class Program:

@@ -378,15 +378,15 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
     """The copy kernel's call cost, cost per run (streamed, and short ones with ordinary stores) and
     streaming rates (one and two threads), in ns,
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
-    StreamCall, address = copy_kernel.StreamCall, copy_kernel.address
+    KernelCall, address = copy_kernel.KernelCall, copy_kernel.address
     d, s = address(dst), address(src)
-    tiny = StreamCall((1,), (8,), (8,), 8)
+    tiny = KernelCall((1,), (8,), (8,), 8)
     call = _best(lambda: tiny(d, s), 200, 5) / 200
     block = src.size
     rows = dst.size // block
-    long_runs = StreamCall((rows, block), (block, 1), (0, 1), 1)
+    long_runs = KernelCall((rows, block), (block, 1), (0, 1), 1)
     short = 256
-    short_runs = StreamCall((rows * block // short, short), (short, 1), (0, 1), 1)
+    short_runs = KernelCall((rows * block // short, short), (short, 1), (0, 1), 1)
     t_long = _best(lambda: long_runs(d, s), 1, 3)
     t_short = _best(lambda: short_runs(d, s), 1, 3)
     run = max(0.0, (t_short - t_long) / (rows * block // short - rows))

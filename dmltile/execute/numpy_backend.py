@@ -30,7 +30,7 @@ from .buffers import (
     scatter_row_major,
     strided,
 )
-from .copy_kernel import StreamCall, address
+from .copy_kernel import KernelCall, address
 from .copy_plan import make_plan
 from .copy_steps import Plan, Step, element_type, misaligned, view
 from .costs import CopyCosts
@@ -75,7 +75,7 @@ class PlanRunner:
         """Whether the whole plan runs as one call of the copy kernel."""
         return self._program is not None
 
-    def _cached(self) -> list[tuple]:
+    def _cached(self) -> list[tuple | None]:
         """Per thread and step: (dst view, src view, gather index, fresh, guard). Views into temporaries
         are built once; ``fresh`` says how to build views of the caller's buffers: (dst shape, src shape,
         dtype, dst is "out", dst offset, dst strides, src is "in", src offset, src strides); ``guard`` is
@@ -84,10 +84,15 @@ class PlanRunner:
         cached = getattr(self._local, "views", None)
         if cached is None:
             temps = [_aligned_empty(n) for n in self.plan.temps]
-            cached = []
+            cached: list[tuple | None] = []
+            # With the kernel loaded, a plan that shares phases between two threads runs its copies as
+            # kernel calls: np.copyto keeps Python's lock for copies of up to 500 elements (a piece of
+            # a few wide rows), so the threads would take turns. The kernel copies either alignment at
+            # speed, so misaligned-copy alternatives are not needed there.
+            kernel_copies = not self.serial and copy_kernel.available()
             for step in self.plan.steps:
-                if step.stream:
-                    cached.append(_stream_entry(step, temps))
+                if step.stream or (kernel_copies and step.index is None):
+                    cached.append(None if step.when == "misaligned" else _kernel_entry(step, temps))
                     continue
                 d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
                 s = _view(temps, step.src, step.src_offset, step.src_shape, step.src_strides, step.width)
@@ -117,6 +122,7 @@ class PlanRunner:
                 )
                 cached.append((d, s, step.index, fresh, guard))
             self._local.views = cached
+            self._local.temps = temps  # kernel entries hold only the temporaries' addresses
         return cached
 
     def _views(self, src: np.ndarray, dst: np.ndarray) -> list[tuple | None]:
@@ -125,8 +131,12 @@ class PlanRunner:
         ndarray = np.ndarray
         views: list[tuple | None] = []
         bases: tuple[int, int] | None = None
-        for d, s, index, fresh, guard in self._cached():
-            if type(index) is StreamCall:  # the kernel takes addresses: (dst, src) are None or temps'
+        for entry in self._cached():
+            if entry is None:
+                views.append(None)
+                continue
+            d, s, index, fresh, guard = entry
+            if type(index) is KernelCall:  # the kernel takes addresses: (dst, src) are None or temps'
                 if bases is None:
                     bases = (address(src), address(dst))
                 d_addr = d if d is not None else bases[1 if fresh[0] else 0] + fresh[1]
@@ -221,7 +231,7 @@ class PlanRunner:
 def _pieces(views: tuple, count: int) -> list[tuple]:
     """A step's views cut into up to ``count`` pieces along their outer axis."""
     d, s, index = views
-    if type(index) is StreamCall:
+    if type(index) is KernelCall:
         n = index.count
         bounds = sorted({n * k // count for k in range(count + 1)})
         return [(d, s, index.piece(a, b)) for a, b in itertools.pairwise(bounds)]
@@ -247,7 +257,7 @@ def _copy_all(views) -> None:
             d, s, index = v
             if index is None:
                 np.copyto(d, s)
-            elif type(index) is StreamCall:
+            elif type(index) is KernelCall:
                 index(d, s)
             else:
                 s.take(index, None, d, "clip")
@@ -282,10 +292,10 @@ def _program(plan: Plan) -> copy_kernel.Program:
     return program
 
 
-def _stream_entry(step: Step, temps) -> tuple:
+def _kernel_entry(step: Step, temps) -> tuple:
     """The cached entry of a kernel step: (dst address, src address, call, fresh, None), where an address
     is None for the caller's buffers and ``fresh`` = (dst is "out", dst offset, src is "in", src offset)."""
-    call = StreamCall(step.shape, step.dst_strides, step.src_strides, step.width)
+    call = KernelCall(step.shape, step.dst_strides, step.src_strides, step.width, step.stream)
     fresh = (step.dst == "out", step.dst_offset, step.src == "in", step.src_offset)
     return (
         _address(temps, step.dst, step.dst_offset),

@@ -106,7 +106,7 @@ def test_long_streamed_runs_fill_and_copy_exactly(offset, width):
 
 @needs_kernel
 def test_pieces_split_the_outer_axis():
-    call = copy_kernel.StreamCall((10, 300), (300, 1), (0, 1), 1)
+    call = copy_kernel.KernelCall((10, 300), (300, 1), (0, 1), 1)
     src = np.arange(300, dtype=np.uint8)
     dst = np.zeros((10, 300), np.uint8)
     call.piece(2, 5)(copy_kernel.address(dst), copy_kernel.address(src))

@@ -31,7 +31,7 @@
 #define EXPORT __attribute__((visibility("default")))
 #endif
 
-#define ABI 3 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define ABI 4 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
 #define STEP_HEADER 10
@@ -262,15 +262,17 @@ static void fence(void) {
 #endif
 }
 
-/* One copy with streaming stores: dims holds shape, dst strides and src strides, ndim values each.
- * Returns 0, or -1 for arguments out of range. */
-EXPORT int dmltile_stream_copy(char *dst, const char *src, int ndim, const int64_t *dims, int64_t width,
-                               int64_t begin, int64_t end) {
-    int code = copy_view(dst, src, ndim, dims, dims + ndim, dims + 2 * ndim, width, begin, end, 1);
-    fence();
+/* One copy, the part of it at outer indices [begin, end): dims holds shape, dst strides and src
+ * strides, ndim values each; with stream, whole lines are written with streaming stores. Two threads
+ * share a copy by calling this on disjoint ranges (ctypes lets go of Python's lock for the call, which
+ * np.copyto does only for copies of more than 500 elements). Returns 0, or -1 for arguments out of
+ * range. */
+EXPORT int dmltile_copy(char *dst, const char *src, int ndim, const int64_t *dims, int64_t width, int64_t begin,
+                        int64_t end, int stream) {
+    int code = copy_view(dst, src, ndim, dims, dims + ndim, dims + 2 * ndim, width, begin, end, stream != 0);
+    if (stream) fence();
     return code;
 }
-
 
 /* A whole plan in one call, its steps in order. bases[b] is the start of buffer b (the input, the
  * output, the temporaries). A step is STEP_HEADER values, then shape, dst strides, src strides:
