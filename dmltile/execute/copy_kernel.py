@@ -46,9 +46,11 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
         return None, f"cannot load {path.name}: {e}"
     if abi != ABI:
         return None, f"{path.name} is ABI {abi}, this dmltile needs {ABI}: reinstall dmltile to rebuild it"
-    lib.dmltile_copy.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p) + (
-        ctypes.c_int64,
-    ) * 3 + (ctypes.c_int,)
+    lib.dmltile_copy.argtypes = (
+        (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
+        + (ctypes.c_int64,) * 3
+        + (ctypes.c_int,)
+    )
     lib.dmltile_copy.restype = ctypes.c_int
     lib.dmltile_run_plan.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
     lib.dmltile_run_plan.restype = ctypes.c_int
