@@ -81,10 +81,10 @@ class PlanRunner:
         dtype, dst is "out", dst offset, dst strides, src is "in", src offset, src strides); ``guard`` is
         None, or for steps that run only on (mis)aligned buffers: (wanted misalignment, dst temp
         address or None, src temp address or None)."""
-        cached = getattr(self._local, "views", None)
+        cached: list[tuple | None] | None = getattr(self._local, "views", None)
         if cached is None:
             temps = [_aligned_empty(n) for n in self.plan.temps]
-            cached: list[tuple | None] = []
+            cached = []
             # With the kernel loaded, a plan that shares phases between two threads runs its copies as
             # kernel calls: np.copyto keeps Python's lock for copies of up to 500 elements (a piece of
             # a few wide rows), so the threads would take turns. The kernel copies either alignment at
