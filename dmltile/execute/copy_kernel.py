@@ -21,8 +21,7 @@ import numpy as np
 
 ABI = 4  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
-STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
-WHEN = {"always": 0, "aligned": 1, "misaligned": 2}
+STEP_HEADER = 9  # must match STEP_HEADER in kernel/copy_kernel.c
 LIBRARY = "_copy_kernel" + (".dll" if sys.platform == "win32" else ".so")
 
 
@@ -159,10 +158,9 @@ class Program:
         src_strides: Sequence[int],
         width: int,
         stream: bool = False,
-        when: str = "always",
     ) -> None:
         """np.copyto of two strided views of ``width``-byte elements (strides in bytes)."""
-        self._step(0, dst, dst_offset, src, src_offset, len(shape), width, stream, when, 0)
+        self._step(0, dst, dst_offset, src, src_offset, len(shape), width, stream, 0)
         self._values += [*shape, *dst_strides, *src_strides]
 
     def gather(
@@ -178,13 +176,13 @@ class Program:
         """``index.size`` chunks of ``chunk`` bytes, ``dst_stride`` apart: chunk ``i`` is source chunk ``index[i]``."""
         index = np.ascontiguousarray(index, np.int64)
         self._indexes.append(index)  # the program holds its address
-        self._step(1, dst, dst_offset, src, src_offset, 1, chunk, False, "always", address(index))
+        self._step(1, dst, dst_offset, src, src_offset, 1, chunk, False, address(index))
         self._values += [index.size, dst_stride, chunk]
 
-    def _step(self, kind, dst, dst_offset, src, src_offset, ndim, width, stream, when, index) -> None:
+    def _step(self, kind, dst, dst_offset, src, src_offset, ndim, width, stream, index) -> None:
         if ndim > MAX_DIMS:
             raise ValueError(f"the copy kernel takes at most {MAX_DIMS} axes, got {ndim}")
-        self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), WHEN[when], index]
+        self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), index]
         self.steps += 1
 
     def compile(self) -> Callable[[int], None]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import copy_kernel
 from .copy_axes import banded, doubling, fill_element, gather_index, simplify, through_temporary, widen
 from .costs import CopyCosts
 from .pricing import copy_ways, gather_cost
@@ -72,8 +73,12 @@ class Emitter:
         self.phase = 0
 
     def plan(self, kind: str) -> Plan:
-        """The emitted steps as a plan, each copy that may meet the misalignment cliff with its pieces."""
-        steps = tuple(alt for step in self.steps for alt in misaligned_alternative(step, self.costs.l2_bytes))
+        """The emitted steps as a plan; for NumPy's copies, each that may meet the misalignment cliff with
+        its pieces (the copy kernel, when loaded, runs every copy but a gather, and moves long runs that
+        meet the cliff with a store loop of its own)."""
+        steps = tuple(self.steps)
+        if not copy_kernel.available():
+            steps = tuple(alt for step in steps for alt in misaligned_alternative(step, self.costs.l2_bytes))
         return Plan(steps, tuple(self.temps), frozenset(self.split), kind)
 
     def _phase(

@@ -75,24 +75,23 @@ class PlanRunner:
         """Whether the whole plan runs as one call of the copy kernel."""
         return self._program is not None
 
-    def _cached(self) -> list[tuple | None]:
+    def _cached(self) -> list[tuple]:
         """Per thread and step: (dst view, src view, gather index, fresh, guard). Views into temporaries
         are built once; ``fresh`` says how to build views of the caller's buffers: (dst shape, src shape,
         dtype, dst is "out", dst offset, dst strides, src is "in", src offset, src strides); ``guard`` is
         None, or for steps that run only on (mis)aligned buffers: (wanted misalignment, dst temp
         address or None, src temp address or None)."""
-        cached: list[tuple | None] | None = getattr(self._local, "views", None)
+        cached: list[tuple] | None = getattr(self._local, "views", None)
         if cached is None:
             temps = [_aligned_empty(n) for n in self.plan.temps]
             cached = []
             # With the kernel loaded, a plan that shares phases between two threads runs its copies as
             # kernel calls: np.copyto keeps Python's lock for copies of up to 500 elements (a piece of
-            # a few wide rows), so the threads would take turns. The kernel copies either alignment at
-            # speed, so misaligned-copy alternatives are not needed there.
+            # a few wide rows), so the threads would take turns.
             kernel_copies = not self.serial and copy_kernel.available()
             for step in self.plan.steps:
                 if step.stream or (kernel_copies and step.index is None):
-                    cached.append(None if step.when == "misaligned" else _kernel_entry(step, temps))
+                    cached.append(_kernel_entry(step, temps))
                     continue
                 d = _view(temps, step.dst, step.dst_offset, step.shape, step.dst_strides, step.width)
                 s = _view(temps, step.src, step.src_offset, step.src_shape, step.src_strides, step.width)
@@ -131,11 +130,7 @@ class PlanRunner:
         ndarray = np.ndarray
         views: list[tuple | None] = []
         bases: tuple[int, int] | None = None
-        for entry in self._cached():
-            if entry is None:
-                views.append(None)
-                continue
-            d, s, index, fresh, guard = entry
+        for d, s, index, fresh, guard in self._cached():
             if type(index) is KernelCall:  # the kernel takes addresses: (dst, src) are None or temps'
                 if bases is None:
                     bases = (address(src), address(dst))
@@ -287,7 +282,6 @@ def _program(plan: Plan) -> copy_kernel.Program:
             step.src_strides,
             step.width,
             step.stream,
-            step.when,
         )
     return program
 

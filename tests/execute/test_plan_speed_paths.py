@@ -224,17 +224,23 @@ def test_reused_arrays_see_new_contents():
     assert np.array_equal(op(non_contiguous, out), np.tile(x, [2] * 8))
 
 
+@pytest.mark.parametrize("kernel", [False, True], ids=["numpy-only", "kernel"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shift", [0, 8, 16, 24, 32, 48, 56])
-def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift):
+def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift, kernel):
     # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
-    # such calls copy the rows as pieces instead. Every relative alignment gives the same bytes.
-    # (NumPy's copies only: the copy kernel, which a machine may prefer here, never uses memmove.)
+    # NumPy's copies then move the rows as pieces instead. The copy kernel has its own loop for that
+    # case, so with it loaded the plan has no alternative. Every relative alignment gives the same bytes.
+    if kernel and not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    if not kernel:
+        monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
     prefer = "split" if threads == 2 else ()
     monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     desc = dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32")
     op = numpy_backend.NumpyTile(desc, threads=threads, costs=BENCH_NUMPY_ONLY)
-    assert {s.when for s in op.array_plan.steps} >= {"aligned", "misaligned"}
+    whens = {s.when for s in op.array_plan.steps}
+    assert whens == {"always"} if kernel else whens >= {"aligned", "misaligned"}
     raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
     raw_out = np.zeros(op.out_bytes + 128, np.uint8)
     x_at = -raw_x.ctypes.data % 64

@@ -34,7 +34,7 @@
 #define ABI 4 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
-#define STEP_HEADER 10
+#define STEP_HEADER 9
 
 EXPORT int dmltile_kernel_abi(void) { return ABI; }
 
@@ -77,15 +77,20 @@ static int rep_movsb_slow(const char *d, const char *s) {
  * source; runs that meet that case take this loop instead, which has none. */
 static void plain_run(char *d, const char *s, int64_t n) {
 #if DMLTILE_STREAM
-    for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
-        __m128i a = _mm_loadu_si128((const __m128i *)s);
-        __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-        __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-        __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-        _mm_storeu_si128((__m128i *)d, a);
-        _mm_storeu_si128((__m128i *)(d + 16), b);
-        _mm_storeu_si128((__m128i *)(d + 32), c);
-        _mm_storeu_si128((__m128i *)(d + 48), e);
+    int64_t head = to_line(d); /* whole-line stores: a store that straddles two lines costs two */
+    if (n >= head + LINE) {
+        memcpy(d, s, (size_t)head);
+        d += head, s += head, n -= head;
+        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
+            __m128i a = _mm_loadu_si128((const __m128i *)s);
+            __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+            __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+            __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+            _mm_store_si128((__m128i *)d, a);
+            _mm_store_si128((__m128i *)(d + 16), b);
+            _mm_store_si128((__m128i *)(d + 32), c);
+            _mm_store_si128((__m128i *)(d + 48), e);
+        }
     }
 #endif
     memcpy(d, s, (size_t)n);
@@ -277,7 +282,6 @@ EXPORT int dmltile_copy(char *dst, const char *src, int ndim, const int64_t *dim
 /* A whole plan in one call, its steps in order. bases[b] is the start of buffer b (the input, the
  * output, the temporaries). A step is STEP_HEADER values, then shape, dst strides, src strides:
  *   kind (0 copy, 1 gather), dst buffer, dst offset, src buffer, src offset, ndim, width, stream,
- *   when (0 always, 1 only when dst and src are not rep_movsb_slow(), 2 only when they are),
  *   index address (a gather: shape[0] destination chunks of width bytes, dst stride apart; chunk j
  *   is source chunk index[j]).
  * Returns 0, or the 1-based number of the first step refused. */
@@ -290,11 +294,10 @@ EXPORT int dmltile_run_plan(char *const *bases, const int64_t *program, int64_t 
         program += STEP_HEADER + 3 * (int64_t)ndim;
         char *d = bases[h[1]] + h[2];
         const char *s = bases[h[3]] + h[4];
-        if ((h[8] == 1 && rep_movsb_slow(d, s)) || (h[8] == 2 && !rep_movsb_slow(d, s))) continue;
         const int64_t *shape = h + STEP_HEADER;
         int stream = (int)h[7];
         if (h[0] == 1) {
-            gather(d, s, shape[0], shape[1], h[6], (const int64_t *)(uintptr_t)h[9]);
+            gather(d, s, shape[0], shape[1], h[6], (const int64_t *)(uintptr_t)h[8]);
         } else if (copy_view(d, s, ndim, shape, shape + ndim, shape + 2 * ndim, h[6], 0, ndim > 0 ? shape[0] : 0,
                              stream)) {
             return (int)i + 1;
