@@ -214,11 +214,13 @@ class PlanRunner:
             if len(active) < SHARE_PIECES:  # cut each copy along its outer axis
                 per = -(-SHARE_PIECES // max(1, len(active)))
                 active = [piece for v in active for piece in _pieces(v, per)]
-            # Both threads take pieces from one counter until none is left, so a second core that is
-            # busy with other work (a shared machine) delays the copy by one piece at most.
-            counter = itertools.count()
-            future = _second_thread().submit(_drain, active, counter)
-            _drain(active, counter)
+            # The calling thread takes pieces from the front, the worker from the back, until they
+            # meet: a second core that is busy with other work (a shared machine) delays the copy by
+            # one piece at most, and each core tends to write the same half on every call, which its
+            # cache may still hold from the last one.
+            ends = _Ends(len(active))
+            future = _second_thread().submit(_drain, active, ends, False)
+            _drain(active, ends, True)
             if not future.cancel():  # a worker that never started has nothing left to do
                 future.result()
 
@@ -237,12 +239,29 @@ def _pieces(views: tuple, count: int) -> list[tuple]:
     return [(d[a:b], s[a:b], None) for a, b in itertools.pairwise(bounds)]
 
 
-def _drain(views: list, counter) -> None:
-    """Copy the views whose numbers ``counter`` hands out (shared by both threads)."""
-    n = len(views)
-    for i in counter:
-        if i >= n:
-            return
+class _Ends:
+    """The pieces of a split phase not yet taken: [front, back), shared by the two threads."""
+
+    __slots__ = ("front", "back", "lock")
+
+    def __init__(self, count: int):
+        self.front, self.back, self.lock = 0, count, threading.Lock()
+
+    def take(self, from_front: bool) -> int:
+        """The number of the next piece from one end, or -1 when none is left."""
+        with self.lock:
+            if self.front >= self.back:
+                return -1
+            if from_front:
+                self.front += 1
+                return self.front - 1
+            self.back -= 1
+            return self.back
+
+
+def _drain(views: list, ends: _Ends, from_front: bool) -> None:
+    """Copy the views that ``ends`` hands out from one end until none is left."""
+    while (i := ends.take(from_front)) >= 0:
         _copy_all((views[i],))
 
 
