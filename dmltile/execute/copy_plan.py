@@ -178,12 +178,15 @@ def _best(
             )
             count, stride = prefix[0][0], prefix[0][1]
             fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
-            fan_cost = biased(pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer)), "fanout")
-            if fan_cost + sub_cost < best[0]:
-                best = (fan_cost + sub_cost, ("fanout", j, sub_recipe))
+            fan_cost = biased(
+                pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer)) + sub_cost, "fanout"
+            )
+            if fan_cost < best[0]:
+                best = (fan_cost, ("fanout", j, sub_recipe))
             if stride == block * elem:
                 dbl = biased(
-                    sum(
+                    sub_cost
+                    + sum(
                         pick(
                             *step_cost(
                                 ((k * block, elem, elem),),
@@ -200,8 +203,8 @@ def _best(
                     ),
                     "double",
                 )
-                if dbl + sub_cost < best[0]:
-                    best = (dbl + sub_cost, ("double", j, sub_recipe))
+                if dbl < best[0]:
+                    best = (dbl, ("double", j, sub_recipe))
             continue
         if temp_elems * elem > min(TEMP_LIMIT, out_bytes_limit) or temp_elems * 2 > total:
             continue

@@ -1,10 +1,11 @@
 """What one copy of a plan costs under the cost model's figures (``costs.CopyCosts``), in nanoseconds.
 
-A copy over some axes is priced three ways, each on one thread and split over two: as ``bands``
-``np.copyto`` calls, as a gather of whole rows (``np.take``), and, for a copy into the output, by
-the compiled copy kernel with streaming stores; a plan of one copy also as one call of the kernel
-with ordinary stores. The planner compares these prices; nothing here
-reads the machine, so the same figures always give the same prices.
+A copy over some axes is priced three ways, each on one thread and split over two: as a plain copy
+(by the compiled copy kernel when it is loaded, which then runs every plan but a single small copy
+and gathers; else as ``bands`` ``np.copyto`` calls), as a gather of whole rows (``np.take``), and,
+for a copy into the output, by the copy kernel with streaming stores; a plan of one copy also as
+one call of the kernel. The planner compares these prices; nothing here reads the machine, so the
+same figures always give the same prices.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from .costs import CopyCosts
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
 STREAM_SHARE_MIN = 64 << 20
 KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
+SHARE_PIECES = 16  # a phase run on two threads is cut into at least this many pieces, taken in turn
 
 
 def step_cost(
@@ -51,8 +53,13 @@ def copy_ways(
     prefer: frozenset[str],
     region: int = 0,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
-    """(numpy_cost, kernel_cost) of a copy; the kernel writes only into the output (infinite otherwise)."""
-    numpy = numpy_cost(axes, elem, costs, fresh, bands, region)
+    """(plain copy, streamed copy) prices of a copy: the plain one by the copy kernel when it is loaded
+    (it runs the plain copies of every plan but a single small copy), else by np.copyto; the streamed
+    one writes only into the output (infinite otherwise)."""
+    if math.isinf(costs.kernel_rate(1)):
+        numpy = numpy_cost(axes, elem, costs, fresh, bands, region)
+    else:
+        numpy = plain_kernel_cost(axes, elem, costs, bands, region)
     kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
     return numpy, kernel
 
@@ -93,9 +100,43 @@ def kernel_runs(axes: tuple[Axis, ...], elem: int) -> tuple[int, int]:
     """(bytes per run, runs) of the copy kernel over ``axes``: the innermost axis is one run when it
     is contiguous in the destination and contiguous or broadcast (a fill) in the source."""
     total = math.prod(a[0] for a in axes) if axes else 1
-    if axes and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0)):
+    if _inner_run(axes, elem):
         return axes[-1][0] * elem, total // axes[-1][0]
     return elem, total
+
+
+def _inner_run(axes: tuple[Axis, ...], elem: int) -> bool:
+    return (
+        bool(axes) and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0))
+    )
+
+
+def kernel_steps(axes: tuple[Axis, ...], elem: int) -> int:
+    """Steps of the copy kernel's odometer over ``axes``: one per loop of runs along the axis just
+    outside the runs (every axis further out multiplies them)."""
+    outer = axes[:-1] if _inner_run(axes, elem) else axes
+    return math.prod(a[0] for a in outer[:-1]) if outer else 1
+
+
+def plain_kernel_cost(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, bands: int = 1, region: int = 0
+) -> tuple[float, float]:
+    """Estimated ns of the copy by the copy kernel with ordinary stores, one thread and two, as the
+    plan runner gives it (the element np.copyto would use; on two threads as kernel calls on pieces):
+    a cost per odometer step and per run, and the bytes at the rate of where the destination lives.
+    No call cost on one thread: a one-thread plan is one kernel call, priced once per plan."""
+    w_axes, width = widen(axes, elem)
+    run, runs = kernel_runs(w_axes, width)
+    nbytes = bands * run * runs
+    per = bands * (kernel_steps(w_axes, width) * costs.kernel_step_ns + runs * costs.kernel_loop_ns)
+    dst_span = max(span(w_axes, 1, width), nbytes, region)
+    far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
+    one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
+    if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
+        return one, math.inf
+    pieces = max(bands, min(SHARE_PIECES, bands * w_axes[0][0]))  # as the plan runner cuts them
+    calls = pieces * costs.kernel_call_ns / 2
+    return one, costs.handoff_ns + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
 
 
 def kernel_cost(
@@ -147,14 +188,16 @@ def kernel_cost(
 def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
     """Estimated ns of a one-step plan run as one call of the copy kernel (ordinary stores, one thread):
     its call, a move per run (short runs are constant-size moves, not NumPy's loop of memmoves or
-    elements) and the bytes; infinite when the kernel is not loaded."""
+    elements), a step of its odometer per loop of runs, and the bytes; infinite when the kernel is not
+    loaded."""
     if math.isinf(costs.kernel_rate(1)) or not axes:
         return math.inf
     w_axes, width = widen(axes, elem)
     run, runs = kernel_runs(w_axes, width)
     nbytes = run * runs
     far = costs.src_ns(span(w_axes, 2, width), nbytes)
-    return costs.kernel_call_ns + runs * costs.kernel_loop_ns + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    per = kernel_steps(w_axes, width) * costs.kernel_step_ns + runs * costs.kernel_loop_ns
+    return costs.kernel_call_ns + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
 
 
 def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:

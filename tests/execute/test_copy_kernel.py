@@ -105,6 +105,26 @@ def test_long_streamed_runs_fill_and_copy_exactly(offset, width):
 
 
 @needs_kernel
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("offset", [0, 3, 16, 40])
+@pytest.mark.parametrize("row,width", [(1, 1), (2, 1), (4, 2), (8, 4), (8, 8), (16, 4), (16, 8), (12, 4)])
+@pytest.mark.parametrize("repeat", [1, 3, 5, 40, 333])
+def test_short_rows_repeated_back_to_back_fill_exactly(stream, offset, row, width, repeat):
+    # A row of up to 16 bytes repeated along the next axis is filled as one pattern per row of the
+    # output (long fills as 16-byte stores of the pattern); a 12-byte row stays a copy per repeat.
+    # Every byte equals np.tile's, and none outside the output is touched.
+    rows, n = 7, row // width
+    dtype = np.dtype(f"u{width}")
+    x = np.random.default_rng(row * repeat).integers(1, 2**8, (rows, 1, n)).astype(dtype)
+    raw = np.zeros(rows * repeat * row + offset + 64, np.uint8)
+    dst = np.ndarray((rows, repeat, n), dtype, raw, offset)
+    call = copy_kernel.KernelCall(dst.shape, dst.strides, (row, 0, width), width, stream)
+    call(copy_kernel.address(raw) + offset, copy_kernel.address(x))
+    assert np.array_equal(dst, np.tile(x, (1, repeat, 1)))
+    assert not raw[:offset].any() and not raw[offset + dst.nbytes :].any()
+
+
+@needs_kernel
 def test_pieces_split_the_outer_axis():
     call = copy_kernel.KernelCall((10, 300), (300, 1), (0, 1), 1)
     src = np.arange(300, dtype=np.uint8)
