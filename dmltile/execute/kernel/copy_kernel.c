@@ -106,6 +106,22 @@ static void plain_run(char *d, const char *s, int64_t n) {
     memcpy(d, s, (size_t)n);
 }
 
+#if DMLTILE_STREAM
+/* The width-byte element at elem (2, 4, 8 or 16 bytes) repeated over 16 bytes, without a division per
+ * byte: a fill of 176 bytes took 40 ns building its pattern with one. */
+static __m128i splat(const char *elem, int64_t width) {
+    uint16_t h;
+    uint32_t w;
+    int64_t q;
+    switch (width) {
+    case 2: memcpy(&h, elem, 2); return _mm_set1_epi16((short)h);
+    case 4: memcpy(&w, elem, 4); return _mm_set1_epi32((int)w);
+    case 8: memcpy(&q, elem, 8); return _mm_set1_epi64x(q);
+    default: return _mm_loadu_si128((const __m128i *)elem);
+    }
+}
+#endif
+
 /* The same fill with ordinary stores: constant-size moves the compiler turns into single stores (or
  * a memset), so a short run (a row of one int8 repeated 3 times, of two int64 repeated 4000 times)
  * costs a few instructions, not a pattern built byte by byte. */
@@ -121,9 +137,7 @@ static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
     if (width > 1 && n >= 64) {
         /* Long fills as 16-byte stores of the pattern: a loop of 2- or 4-byte stores writes a 1.5 MiB
          * inner repeat of one int16 at a quarter of the rate a memset reaches. */
-        unsigned char pattern[16];
-        for (int i = 0; i < 16; i++) pattern[i] = (unsigned char)elem[i % width];
-        __m128i p = _mm_loadu_si128((const __m128i *)pattern);
+        __m128i p = splat(elem, width);
         int64_t k = 0;
         for (; n - k >= 16; k += 16) _mm_storeu_si128((__m128i *)(d + k), p);
         d += k, n -= k; /* a whole number of elements is left: 16 is a multiple of width */
