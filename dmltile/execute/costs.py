@@ -41,7 +41,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 7
+FORMAT = 8
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class CopyCosts:
     kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
     kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
     kernel_step_ns: float = 4.0  # per step of its odometer (each loop of runs over the axes outside them)
+    kernel_fill_ns: float = 1.0  # per short fill (a row of one int64 repeated twice) of such a plan
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
@@ -423,6 +424,11 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
     program.copy(1, 0, 0, 0, (n, 1, 1), (2 * width, 2 * width, width), (width, width, width), width)
     stepped_rows = program.compile()
     t_steps = _best(lambda: stepped_rows(ctypes.addressof(bases)), 20, 5) / 20
+    # Short fills: each row one int64 written twice.
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, (n, 2), (16, 8), (8, 0), 8)
+    fills = program.compile()
+    t_fills = _best(lambda: fills(ctypes.addressof(bases)), 20, 5) / 20
     nbytes = rows * block
     ns = 1e9
     return {
@@ -430,6 +436,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
         "kernel_run_ns": run * ns,
         "kernel_loop_ns": max(0.0, t_loop - call) / n * ns,
         "kernel_step_ns": max(0.0, t_steps - t_loop) / n * ns,
+        "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_calibrated": True,

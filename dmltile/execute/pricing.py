@@ -118,6 +118,15 @@ def kernel_steps(axes: tuple[Axis, ...], elem: int) -> int:
     return math.prod(a[0] for a in outer[:-1]) if outer else 1
 
 
+def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, runs: int) -> float:
+    """The copy kernel's cost over ``axes`` besides the bytes: its odometer's steps and its ``runs``
+    (a fill of a short row costs more than a copy of one: its element is loaded per run)."""
+    fill = _inner_run(axes, elem) and axes[-1][2] == 0
+    return kernel_steps(axes, elem) * costs.kernel_step_ns + runs * (
+        costs.kernel_fill_ns if fill else costs.kernel_loop_ns
+    )
+
+
 def plain_kernel_cost(
     axes: tuple[Axis, ...], elem: int, costs: CopyCosts, bands: int = 1, region: int = 0
 ) -> tuple[float, float]:
@@ -128,7 +137,7 @@ def plain_kernel_cost(
     w_axes, width = widen(axes, elem)
     run, runs = kernel_runs(w_axes, width)
     nbytes = bands * run * runs
-    per = bands * (kernel_steps(w_axes, width) * costs.kernel_step_ns + runs * costs.kernel_loop_ns)
+    per = bands * kernel_work_ns(w_axes, width, costs, runs)
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
@@ -196,8 +205,11 @@ def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
     run, runs = kernel_runs(w_axes, width)
     nbytes = run * runs
     far = costs.src_ns(span(w_axes, 2, width), nbytes)
-    per = kernel_steps(w_axes, width) * costs.kernel_step_ns + runs * costs.kernel_loop_ns
-    return costs.kernel_call_ns + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    return (
+        costs.kernel_call_ns
+        + kernel_work_ns(w_axes, width, costs, runs)
+        + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    )
 
 
 def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
