@@ -36,7 +36,7 @@ def test_wheel_contains_the_tables(wheel):
         assert f"dmltile/teach/static/{page}" in names  # the teaching pages' script and styles
     for report in ("validate", "check", "levels", "rules", "doctor", "compare-dxdispatch", "error"):
         assert f"dmltile/cli/schemas/{report}.schema.json" in names  # the --json reports' schemas
-    for source in ("runner.c", "ort_runner.c", "json_lines.h", "dml_types.h", "setup.sh"):
+    for source in ("runner.c", "ort_runner.c", "json_lines.h", "file_version.h", "dml_types.h", "setup.sh"):
         assert f"dmltile/execute/directml/{source}" in names  # setup.sh builds the runners from these
 
 

@@ -33,6 +33,7 @@
 #include <io.h>
 #include <stdint.h>
 #include "json_lines.h"
+#include "file_version.h"
 
 /* ------------------------------------------------------------------------------------------------ */
 /* the C API table: slot numbers of struct OrtApi. The order is the declaration order of OrtApi in
@@ -381,20 +382,6 @@ static void run_model(const JValue *req, wchar_t *profile_prefix) {
     }
     if (c.session) API(ORT_RELEASE_SESSION, ReleaseFn)(c.session);
     if (c.options) API(ORT_RELEASE_SESSION_OPTIONS, ReleaseFn)(c.options);
-}
-
-static void file_version(const char *path, char *out, size_t n) {
-    DWORD dummy = 0, size = GetFileVersionInfoSizeA(path, &dummy);
-    snprintf(out, n, "unknown");
-    if (!size) return;
-    void *buf = malloc(size);
-    VS_FIXEDFILEINFO *fi = NULL;
-    UINT len = 0;
-    if (buf && GetFileVersionInfoA(path, 0, size, buf) && VerQueryValueA(buf, "\\", (void **)&fi, &len) && fi)
-        snprintf(out, n, "%lu.%lu.%lu.%lu", (unsigned long)HIWORD(fi->dwFileVersionMS),
-                 (unsigned long)LOWORD(fi->dwFileVersionMS), (unsigned long)HIWORD(fi->dwFileVersionLS),
-                 (unsigned long)LOWORD(fi->dwFileVersionLS));
-    free(buf);
 }
 
 static void fatal(const char *stage, const char *detail) {

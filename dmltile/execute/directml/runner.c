@@ -36,6 +36,7 @@
 #include <dxgi1_4.h>
 #include "dml_types.h"
 #include "json_lines.h"
+#include "file_version.h"
 
 #define MAX_DIMS 64
 
@@ -409,20 +410,6 @@ static int run_case(char *line) {
 }
 
 /* ------------------------------------------------------------------------------------------------ */
-
-static void file_version(const char *path, char *out, size_t n) {
-    DWORD dummy = 0, size = GetFileVersionInfoSizeA(path, &dummy);
-    snprintf(out, n, "unknown");
-    if (!size) return;
-    void *buf = malloc(size);
-    VS_FIXEDFILEINFO *fi = NULL;
-    UINT len = 0;
-    if (buf && GetFileVersionInfoA(path, 0, size, buf) && VerQueryValueA(buf, "\\", (void **)&fi, &len) && fi)
-        snprintf(out, n, "%lu.%lu.%lu.%lu", (unsigned long)HIWORD(fi->dwFileVersionMS),
-                 (unsigned long)LOWORD(fi->dwFileVersionMS), (unsigned long)HIWORD(fi->dwFileVersionLS),
-                 (unsigned long)LOWORD(fi->dwFileVersionLS));
-    free(buf);
-}
 
 static void fatal(const char *stage, HRESULT hr) {
     printf("{\"kind\": \"fatal\", \"stage\": ");

@@ -73,7 +73,7 @@ step "Mesa 25 lavapipe (backports)" "$t"
 
 # 4. the runner --------------------------------------------------------------------------------------
 t=$(now)
-if [ ! -f "$H/runner.exe" ] || [ "$HERE/runner.c" -nt "$H/runner.exe" ] || [ "$HERE/dml_types.h" -nt "$H/runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/runner.exe" ]; then
+if [ ! -f "$H/runner.exe" ] || [ "$HERE/runner.c" -nt "$H/runner.exe" ] || [ "$HERE/dml_types.h" -nt "$H/runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/runner.exe" ] || [ "$HERE/file_version.h" -nt "$H/runner.exe" ]; then
   x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -static -s \
     -o "$H/runner.exe.tmp" "$HERE/runner.c" -I"$HERE" -ld3d12 -ldxgi -lversion
   mv "$H/runner.exe.tmp" "$H/runner.exe"
@@ -144,7 +144,7 @@ PY
   fi
   rm -f "$whl"
 done
-if [ ! -f "$H/ort_runner.exe" ] || [ "$HERE/ort_runner.c" -nt "$H/ort_runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/ort_runner.exe" ]; then
+if [ ! -f "$H/ort_runner.exe" ] || [ "$HERE/ort_runner.c" -nt "$H/ort_runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/ort_runner.exe" ] || [ "$HERE/file_version.h" -nt "$H/ort_runner.exe" ]; then
   x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -static -s \
     -o "$H/ort_runner.exe.tmp" "$HERE/ort_runner.c" -I"$HERE" -lversion
   mv "$H/ort_runner.exe.tmp" "$H/ort_runner.exe"
