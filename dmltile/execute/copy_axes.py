@@ -43,17 +43,37 @@ def simplify(axes) -> tuple[Axis, ...]:
     return tuple(merged)
 
 
-def split_inner_broadcast(axes: tuple[Axis, ...], elem: int) -> tuple[Axis, ...]:
-    """Split a long innermost broadcast run into (outer, inner) so a temporary can hold one chunk of it."""
-    if not axes:
-        return axes
-    size, ds, ss = axes[-1]
-    if ss != 0 or ds != elem or size * elem <= SPLIT_CHUNK:
-        return axes
-    best = max((f for f in divisors(size) if f * elem <= SPLIT_CHUNK), default=1)
-    if best <= 1:
-        return axes
-    return axes[:-1] + ((size // best, best * elem, 0), (best, elem, 0))
+def split_back_to_back(axes: tuple[Axis, ...], elem: int) -> tuple[tuple[Axis, ...], tuple | None]:
+    """Split a long run of one row repeated back to back into chunks a temporary can hold.
+
+    The row is what the axes inside a broadcast axis write (one element for the innermost axis, or a
+    whole packed row, as a bias of 3 elements repeated a million times); its repeats fill one
+    contiguous run. The broadcast axis becomes (runs, chunk) with chunks of about SPLIT_CHUNK bytes,
+    so a temporary can hold one chunk and the copies out of it are long. Returns the axes and the
+    rest the chunks do not cover, as (axes, destination offset in bytes), or None: a chunk divides
+    the run when a divisor of its count gives at least half a chunk, else the last repeats are a
+    second, short copy.
+    """
+    for k in range(len(axes) - 1, -1, -1):
+        size, ds, ss = axes[k]
+        inner = axes[k + 1 :]
+        row = elem * math.prod(a[0] for a in inner)
+        if ss == 0 and size > 1 and ds == row and packed_suffix(axes, elem) <= k + 1:
+            break
+    else:
+        return axes, None
+    if size * row <= SPLIT_CHUNK or 2 * row > SPLIT_CHUNK:
+        return axes, None
+    chunk = max((f for f in divisors(size) if f * row <= SPLIT_CHUNK), default=1)
+    if 2 * chunk * row <= SPLIT_CHUNK:
+        chunk = SPLIT_CHUNK // row
+    runs, rest = divmod(size, chunk)
+    if runs < 2:
+        return axes, None
+    main = axes[:k] + ((runs, chunk * row, 0), (chunk, row, 0)) + inner
+    if not rest:
+        return main, None
+    return main, (axes[:k] + ((rest, row, 0),) + inner, runs * chunk * row)
 
 
 def divisors(n: int) -> list[int]:

@@ -25,7 +25,7 @@ from .copy_axes import (
     packed_suffix,
     simplify,
     span,
-    split_inner_broadcast,
+    split_back_to_back,
     through_temporary,
     tile_axes,
 )
@@ -61,7 +61,7 @@ def make_plan(
     prefer = frozenset([prefer] if isinstance(prefer, str) else prefer)
     if prefer - KINDS:
         raise ValueError(f"unknown plan kinds {sorted(prefer - KINDS)}; known: {sorted(KINDS)}")
-    axes = split_inner_broadcast(simplify(tile_axes(sizes, repeats, src_strides, dst_strides)), elem)
+    axes, rest = split_back_to_back(simplify(tile_axes(sizes, repeats, src_strides, dst_strides)), elem)
     cost, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
     if recipe[0] != "direct" and not prefer:
         # Any other plan runs through the plan runner (its views, or one call of the copy kernel through
@@ -74,6 +74,8 @@ def make_plan(
             recipe = ("direct", -1, 1)
     emitter = Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
+    if rest is not None:  # the repeats the chunks leave over: one copy more
+        emitter.emit(simplify(rest[0]), ("direct", -1, 1), "out", rest[1], "in")
     plan = emitter.plan("band" if recipe[0] == "direct" and recipe[2] > 1 else recipe[0])
     if recipe == ("direct", -1, 1) and not plan.split and not prefer and len(plan.steps) == 1:
         # One copy runs as two reshapes and np.copyto, whose loop pays per element or row; the kernel

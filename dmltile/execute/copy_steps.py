@@ -176,7 +176,7 @@ class Emitter:
 
 def make_step(axes, elem, dst, dst_offset, src, src_offset, phase: int, stream: bool = False) -> Step:
     """The step copying over ``axes``: widened for np.copyto, or as they are for the copy kernel."""
-    if stream:  # the kernel joins runs itself: undo split_inner_broadcast; short rows become fills
+    if stream:  # the kernel joins runs itself: undo split_back_to_back; short rows become fills
         axes, width = fill_element(simplify(axes), elem)
     else:
         axes, width = widen(axes, elem)

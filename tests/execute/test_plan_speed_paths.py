@@ -326,3 +326,27 @@ def test_a_doubling_step_is_priced_at_the_rate_of_the_whole_region_it_doubles_in
     assert pricing.numpy_cost(step, 4, model, 2, region=15 << 18)[0] > 1.5 * alone
     op = numpy_backend.NumpyTile(dmltile.tile_desc([4, 1, 1, 66, 76], [3, 6, 1, 1, 3], "UINT32"), 1, model)
     assert op.plan_info()["kind"] != "double"
+
+
+def test_a_row_repeated_back_to_back_is_cut_into_chunks_with_the_rest_copied_apart():
+    # A bias of 3 int16 repeated 4099 times (a prime): 6-byte rows fill one run of 24594 bytes. The
+    # run is cut into chunks of 682 rows (4092 bytes, under SPLIT_CHUNK), 6 chunks, and the 7 rows
+    # they leave are a second copy at the end.
+    row = ((3, 2, 2),)
+    axes, rest = copy_axes.split_back_to_back(((4099, 6, 0),) + row, 2)
+    assert axes == ((6, 4092, 0), (682, 6, 0)) + row
+    assert rest == (((7, 6, 0),) + row, 6 * 4092)
+    # Outer axes keep their strides; a run whose count has a divisor near a chunk needs no rest.
+    axes, rest = copy_axes.split_back_to_back(((5, 8 * 4096, 4), (4096, 8, 0), (2, 4, 4)), 4)
+    assert axes == ((5, 8 * 4096, 4), (8, 4096, 0), (512, 8, 0), (2, 4, 4)) and rest is None
+    # Rows that are not back to back (a gap between repeats), or already long runs, stay as they are.
+    for unchanged in (((4099, 8, 0), (3, 2, 2)), ((10, 4000, 0), (2000, 2, 2))):
+        assert copy_axes.split_back_to_back(unchanged, 2) == (unchanged, None)
+
+
+@pytest.mark.parametrize("count", [4099, 4096, 30011])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_bias_row_broadcast_to_many_rows_equals_numpy_tile(count, threads):
+    x = np.array([[1, -2, 3]], np.int16)
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([1, 3], [count, 1], dtype="INT16"), threads=threads)
+    assert np.array_equal(op(x), np.tile(x, (count, 1)))
