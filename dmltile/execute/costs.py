@@ -331,9 +331,8 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         d = dst[-(nbytes // source.size * source.size) :].reshape(-1, source.size)
         s = np.broadcast_to(source, d.shape)
         h = d.shape[0] // 2
-        rounds = 3 if nbytes > 8 << 20 else 7
         if threads == 1:
-            return _best(lambda: np.copyto(d, s), 1, rounds) / d.size
+            return _best(lambda: np.copyto(d, s), 1, 3 if nbytes > 8 << 20 else 7) / d.size
 
         def both() -> None:
             future = pool.submit(np.copyto, d[h:], s[h:])
@@ -344,7 +343,8 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         # did: the second core then has to take its half's lines from the first one's cache. Back to
         # back, each core would find its half where it left it, and two threads would look up to 1.5x
         # faster than they are in use (measured here into 4 MiB: 0.033 against 0.049 ns/B).
-        return _best_after(d.reshape(-1).fill, 1, both, rounds) / d.size
+        # Two threads vary more from one run to the next here (the second core's load): more rounds.
+        return _best_after(d.reshape(-1).fill, 1, both, 3 if nbytes > 64 << 20 else 9) / d.size
 
     small = src[: block // 4]
     b_l2 = rate(block, small, 1)
