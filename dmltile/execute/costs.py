@@ -41,7 +41,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 8
+FORMAT = 9
 
 
 @dataclass(frozen=True)
@@ -395,8 +395,11 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
     KernelCall, address = copy_kernel.KernelCall, copy_kernel.address
     d, s = address(dst), address(src)
-    tiny = KernelCall((1,), (8,), (8,), 8)
-    call = _best(lambda: tiny(d, s), 200, 5) / 200
+    # A call as a one-thread plan makes it (one program of one 8-byte copy): what every such plan pays.
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, (1,), (8,), (8,), 8)
+    tiny, tiny_bases = program.compile(), (ctypes.c_void_p * 2)(s, d)
+    call = _best(lambda: tiny(ctypes.addressof(tiny_bases)), 200, 5) / 200
     block = src.size
     rows = dst.size // block
     long_runs = KernelCall((rows, block), (block, 1), (0, 1), 1)
