@@ -180,8 +180,12 @@ def _best(
             )
             count, stride = prefix[0][0], prefix[0][1]
             fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
+            # Priced at the rate of the whole region it writes, as a doubling step is: its writes
+            # push the first block (its source) out of L2 as much as the block's own did.
+            region = count * stride
             fan_cost = biased(
-                pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer)) + sub_cost, "fanout"
+                pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer, region)) + sub_cost,
+                "fanout",
             )
             if fan_cost < best[0]:
                 best = (fan_cost, ("fanout", j, sub_recipe))

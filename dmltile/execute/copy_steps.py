@@ -148,7 +148,7 @@ class Emitter:
         both = 2 * to_out
         if kind == "fanout":
             fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
-            phase = self._phase(fan, both, 1, to_out)
+            phase = self._phase(fan, both, 1, to_out, count * stride)
             self.steps.append(make_step(fan, elem, dst, dst_offset + stride, dst, dst_offset, *phase))
             return
         done = 1
