@@ -64,6 +64,8 @@ def in_file_shape(original: Any, fixed: Any) -> Any:
     any_bare = bare_operator or any(_bare(v, wrap_tensor) for v in written.values())
     desc = dict(fixed["Desc"])
     for name in TENSORS:
+        if name not in desc:  # still missing after the fix (no value to derive it from): stays out
+            continue
         if name in written and _bare(written[name], wrap_tensor) or (name not in written and any_bare):
             desc[name] = _unwrapped_tensor(desc.get(name), written.get(name))
     if not bare_operator:

@@ -260,3 +260,11 @@ def test_a_dxdispatch_model_keeps_its_defaults_spelt_as_dxdispatch_spells_them(t
     fixed = target.read_text()
     assert '"Strides": []' in fixed and "/* repeats first */" in fixed and "// 6 x 9" in fixed
     assert '"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32"' in fixed and dmltile.validate(target).valid
+
+
+def test_a_tensor_missing_before_and_after_the_fix_is_not_written_as_null():
+    # Both tensors missing: nothing to derive them from, so the fix adds neither (a hint in words
+    # instead), and the text keeps only what it had.
+    text = '{\n  "Repeats": [\n    3,\n    1\n  ]\n}'
+    out = keep_layout(text, model_fixed(json.loads(text)))
+    assert "null" not in out and json.loads(out) == {"Repeats": [3, 1]}
