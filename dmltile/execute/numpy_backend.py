@@ -236,7 +236,17 @@ def _pieces(views: tuple, count: int) -> list[tuple]:
     bounds = sorted({n * k // count for k in range(count + 1)})
     if index is not None:
         return [(d[a:b], s, index[a:b]) for a, b in itertools.pairwise(bounds)]
-    return [(d[a:b], s[a:b], None) for a, b in itertools.pairwise(bounds)]
+    return [(*_unlocking(d[a:b], s[a:b]), None) for a, b in itertools.pairwise(bounds)]
+
+
+def _unlocking(d: np.ndarray, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Views of a piece whose np.copyto lets go of Python's lock, so that the other thread copies at
+    the same time: NumPy keeps it for copies of up to 500 elements (a piece of a few wide rows), so
+    opaque elements are seen as the unsigned integers they hold, along a new innermost axis."""
+    if d.dtype.kind != "V" or d.size > 500:
+        return d, s
+    unit = next(u for u in (8, 4, 2, 1) if d.itemsize % u == 0)
+    return d[..., None].view(f"u{unit}"), s[..., None].view(f"u{unit}")
 
 
 class _Ends:
