@@ -48,6 +48,27 @@ EXPORT int dmltile_kernel_streams(void) { return DMLTILE_STREAM; }
 
 static int64_t to_line(const char *d) { return (int64_t)((LINE - ((uintptr_t)d & (LINE - 1))) & (LINE - 1)); }
 
+#if DMLTILE_STREAM
+/* One 64-byte line from s to the line-aligned d: with streaming stores, or ordinary aligned ones. */
+static void put_line(char *d, const char *s, int stream) {
+    __m128i a = _mm_loadu_si128((const __m128i *)s);
+    __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+    if (stream) {
+        _mm_stream_si128((__m128i *)d, a);
+        _mm_stream_si128((__m128i *)(d + 16), b);
+        _mm_stream_si128((__m128i *)(d + 32), c);
+        _mm_stream_si128((__m128i *)(d + 48), e);
+    } else {
+        _mm_store_si128((__m128i *)d, a);
+        _mm_store_si128((__m128i *)(d + 16), b);
+        _mm_store_si128((__m128i *)(d + 32), c);
+        _mm_store_si128((__m128i *)(d + 48), e);
+    }
+}
+#endif
+
 /* Copy n bytes; the 64-byte lines fully inside [d, d + n) are written with streaming stores. */
 static void stream_run(char *d, const char *s, int64_t n) {
 #if DMLTILE_STREAM
@@ -55,16 +76,7 @@ static void stream_run(char *d, const char *s, int64_t n) {
     if (n >= head + LINE) {
         memcpy(d, s, (size_t)head);
         d += head, s += head, n -= head;
-        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
-            __m128i a = _mm_loadu_si128((const __m128i *)s);
-            __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-            __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-            _mm_stream_si128((__m128i *)d, a);
-            _mm_stream_si128((__m128i *)(d + 16), b);
-            _mm_stream_si128((__m128i *)(d + 32), c);
-            _mm_stream_si128((__m128i *)(d + 48), e);
-        }
+        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) put_line(d, s, 1);
     }
 #endif
     memcpy(d, s, (size_t)n);
@@ -86,21 +98,9 @@ static void plain_run(char *d, const char *s, int64_t n) {
         /* Stores that straddle two lines cost two: one unaligned line first, then from the next line
          * boundary on whole aligned lines (the overlap writes the same bytes twice). */
         int64_t head = to_line(d);
-        _mm_storeu_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
-        _mm_storeu_si128((__m128i *)(d + 16), _mm_loadu_si128((const __m128i *)(s + 16)));
-        _mm_storeu_si128((__m128i *)(d + 32), _mm_loadu_si128((const __m128i *)(s + 32)));
-        _mm_storeu_si128((__m128i *)(d + 48), _mm_loadu_si128((const __m128i *)(s + 48)));
+        memcpy(d, s, LINE);
         d += head, s += head, n -= head;
-        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) {
-            __m128i a = _mm_loadu_si128((const __m128i *)s);
-            __m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
-            __m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
-            __m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
-            _mm_store_si128((__m128i *)d, a);
-            _mm_store_si128((__m128i *)(d + 16), b);
-            _mm_store_si128((__m128i *)(d + 32), c);
-            _mm_store_si128((__m128i *)(d + 48), e);
-        }
+        for (; n >= LINE; n -= LINE, d += LINE, s += LINE) put_line(d, s, 0);
     }
 #endif
     memcpy(d, s, (size_t)n);
