@@ -150,6 +150,19 @@ def doubling(count: int) -> list[int]:
     return out
 
 
+def in_place_copies(
+    count: int, stride: int, block: int, elem: int
+) -> tuple[tuple[Axis, ...], list[tuple[Axis, ...]], int]:
+    """Once the first of ``count`` slots (``stride`` bytes apart) of a packed block of ``block``
+    elements is written: the fan-out copy of it onto the other slots; the copies of a doubling (each
+    copies what is written so far onto the slots after it; for slots side by side); and the bytes of
+    the region they write into, every slot (their writes push the first slot, their source, out of L2
+    as much as its own write did, so they are priced at that region's rate)."""
+    fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
+    doubled: list[tuple[Axis, ...]] = [((k * block, elem, elem),) for k in doubling(count)]
+    return fan, doubled, count * stride
+
+
 def through_temporary(prefix, suffix, elem: int) -> tuple[tuple[Axis, ...], tuple[Axis, ...]]:
     """The axes that build a temporary block (the suffix axes and the prefix's data axes, packed)
     and the axes of the final copy that repeats that block along the prefix."""

@@ -21,7 +21,7 @@ from .copy_axes import (
     Axis,
     banded,
     divisors,
-    doubling,
+    in_place_copies,
     packed_suffix,
     simplify,
     span,
@@ -179,10 +179,7 @@ def _best(
                 simplify(suffix), elem, out_bytes_limit, costs, threads, dst_out, prefer
             )
             count, stride = prefix[0][0], prefix[0][1]
-            fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
-            # Priced at the rate of the whole region it writes, as a doubling step is: its writes
-            # push the first block (its source) out of L2 as much as the block's own did.
-            region = count * stride
+            fan, doubled, region = in_place_copies(count, stride, block, elem)
             fan_cost = biased(
                 pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer, region)) + sub_cost,
                 "fanout",
@@ -190,25 +187,8 @@ def _best(
             if fan_cost < best[0]:
                 best = (fan_cost, ("fanout", j, sub_recipe))
             if stride == block * elem:
-                dbl = biased(
-                    sub_cost
-                    + sum(
-                        pick(
-                            *step_cost(
-                                ((k * block, elem, elem),),
-                                elem,
-                                costs,
-                                2 * dst_out,
-                                1,
-                                dst_out,
-                                prefer,
-                                count * block * elem,
-                            )
-                        )
-                        for k in doubling(count)
-                    ),
-                    "double",
-                )
+                copies = (step_cost(c, elem, costs, 2 * dst_out, 1, dst_out, prefer, region) for c in doubled)
+                dbl = biased(sub_cost + sum(pick(*c) for c in copies), "double")
                 if dbl < best[0]:
                     best = (dbl, ("double", j, sub_recipe))
             continue

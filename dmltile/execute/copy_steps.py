@@ -13,7 +13,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from . import copy_kernel
-from .copy_axes import banded, doubling, fill_element, gather_index, simplify, through_temporary, widen
+from .copy_axes import (
+    banded,
+    fill_element,
+    gather_index,
+    in_place_copies,
+    simplify,
+    through_temporary,
+    widen,
+)
 from .costs import CopyCosts
 from .pricing import copy_ways, gather_cost
 
@@ -146,19 +154,18 @@ class Emitter:
         count, stride = prefix[0][0], prefix[0][1]
         to_out = dst == "out"
         both = 2 * to_out
+        fan, doubled, region = in_place_copies(count, stride, block, elem)
         if kind == "fanout":
-            fan = simplify(((count - 1, stride, 0), (block, elem, elem)))
-            phase = self._phase(fan, both, 1, to_out, count * stride)
+            phase = self._phase(fan, both, 1, to_out, region)
             self.steps.append(make_step(fan, elem, dst, dst_offset + stride, dst, dst_offset, *phase))
             return
         done = 1
-        for k in doubling(count):  # each step one large memmove (it streams when large enough)
-            chunk = ((k * block, elem, elem),)
-            phase = self._phase(chunk, both, 1, to_out, count * block * elem)
+        for chunk in doubled:  # each step one large memmove (it streams when large enough)
+            phase = self._phase(chunk, both, 1, to_out, region)
             self.steps.append(
                 make_step(chunk, elem, dst, dst_offset + done * stride, dst, dst_offset, *phase)
             )
-            done += k
+            done += chunk[0][0] // block
 
     def _temp(self, axes, recipe, dst, dst_offset, src) -> None:
         """Pre-tile the inner axes into a new temporary, then repeat it into ``dst``."""
