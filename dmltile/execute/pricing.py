@@ -201,15 +201,7 @@ def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
     loaded."""
     if math.isinf(costs.kernel_rate(1)) or not axes:
         return math.inf
-    w_axes, width = widen(axes, elem)
-    run, runs = kernel_runs(w_axes, width)
-    nbytes = run * runs
-    far = costs.src_ns(span(w_axes, 2, width), nbytes)
-    return (
-        costs.kernel_call_ns
-        + kernel_work_ns(w_axes, width, costs, runs)
-        + nbytes * (costs.byte_ns(nbytes, 1) + far)
-    )
+    return costs.kernel_call_ns + plain_kernel_cost(axes, elem, costs)[0]
 
 
 def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
