@@ -396,11 +396,17 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
     KernelCall, address = copy_kernel.KernelCall, copy_kernel.address
     d, s = address(dst), address(src)
+    bases = (ctypes.c_void_p * 2)(s, d)
+
+    def program(shape, dst_strides, src_strides, width: int, calls: int) -> float:
+        """Seconds of one call of a one-step plan (the output from the input) run as a program."""
+        steps = copy_kernel.Program()
+        steps.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width)
+        run = steps.compile()
+        return _best(lambda: run(ctypes.addressof(bases)), calls, 5) / calls
+
     # A call as a one-thread plan makes it (one program of one 8-byte copy): what every such plan pays.
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, (1,), (8,), (8,), 8)
-    tiny, tiny_bases = program.compile(), (ctypes.c_void_p * 2)(s, d)
-    call = _best(lambda: tiny(ctypes.addressof(tiny_bases)), 200, 5) / 200
+    call = program((1,), (8,), (8,), 8, 200)
     block = src.size
     rows = dst.size // block
     long_runs = KernelCall((rows, block), (block, 1), (0, 1), 1)
@@ -418,21 +424,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
 
     t_two = _best(both, 1, 3)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, (n,), (2 * width,), (width,), width)
-    odd_rows = program.compile()
-    bases = (ctypes.c_void_p * 2)(s, d)
-    t_loop = _best(lambda: odd_rows(ctypes.addressof(bases)), 20, 5) / 20
+    t_loop = program((n,), (2 * width,), (width,), width, 20)
     # The same rows with the odometer stepping for each one (three axes, the middle one of size 1).
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, (n, 1, 1), (2 * width, 2 * width, width), (width, width, width), width)
-    stepped_rows = program.compile()
-    t_steps = _best(lambda: stepped_rows(ctypes.addressof(bases)), 20, 5) / 20
-    # Short fills: each row one int64 written twice.
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, (n, 2), (16, 8), (8, 0), 8)
-    fills = program.compile()
-    t_fills = _best(lambda: fills(ctypes.addressof(bases)), 20, 5) / 20
+    t_steps = program((n, 1, 1), (2 * width, 2 * width, width), (width, width, width), width, 20)
+    t_fills = program((n, 2), (16, 8), (8, 0), 8, 20)  # short fills: each row one int64 written twice
     nbytes = rows * block
     ns = 1e9
     return {
