@@ -37,7 +37,7 @@ def build(root: Path) -> str | None:
     source, target = root / SOURCE, root / LIBRARY
     flags = ["-O2", "-shared", "-o", str(target), str(source)]
     if sys.platform != "win32":
-        flags.insert(1, "-fPIC")
+        flags[1:1] = ["-fPIC", "-pthread"]  # the kernel's worker thread
     errors = []
     for cc in compilers():
         done = subprocess.run([*cc, *flags], capture_output=True, text=True, check=False)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 4  # must match ABI in kernel/copy_kernel.c
+ABI = 5  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
-STEP_HEADER = 9  # must match STEP_HEADER in kernel/copy_kernel.c
+STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
+SHARE_PIECES = 16  # a step run on two threads is cut into this many pieces, taken in turn
 LIBRARY = "_copy_kernel" + (".dll" if sys.platform == "win32" else ".so")
 
 
@@ -53,7 +54,20 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     lib.dmltile_copy.restype = ctypes.c_int
     lib.dmltile_run_plan.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
     lib.dmltile_run_plan.restype = ctypes.c_int
+    lib.dmltile_worker_pieces.restype = ctypes.c_int64
     return lib, ""
+
+
+def worker_pieces() -> int:
+    """How many pieces of shared steps the kernel's worker has copied in this process."""
+    return int(_library().dmltile_worker_pieces())
+
+
+def has_worker() -> bool:
+    """Whether the loaded kernel shares a program's marked steps with a thread of its own (POSIX
+    builds); without it, plans that use two threads share their copies through a Python thread."""
+    lib = _load()[0]
+    return lib is not None and bool(lib.dmltile_kernel_workers())
 
 
 def _library() -> ctypes.CDLL:
@@ -158,9 +172,11 @@ class Program:
         src_strides: Sequence[int],
         width: int,
         stream: bool = False,
+        pieces: int = 0,
     ) -> None:
-        """np.copyto of two strided views of ``width``-byte elements (strides in bytes)."""
-        self._step(0, dst, dst_offset, src, src_offset, len(shape), width, stream, 0)
+        """np.copyto of two strided views of ``width``-byte elements (strides in bytes); with
+        ``pieces``, cut along the outer axis and shared with the kernel's worker (see has_worker)."""
+        self._step(0, dst, dst_offset, src, src_offset, len(shape), width, stream, 0, pieces)
         self._values += [*shape, *dst_strides, *src_strides]
 
     def gather(
@@ -172,17 +188,19 @@ class Program:
         chunk: int,
         dst_stride: int,
         index: np.ndarray,
+        pieces: int = 0,
     ) -> None:
-        """``index.size`` chunks of ``chunk`` bytes, ``dst_stride`` apart: chunk ``i`` is source chunk ``index[i]``."""
+        """``index.size`` chunks of ``chunk`` bytes, ``dst_stride`` apart: chunk ``i`` is source chunk
+        ``index[i]``; ``pieces`` as for copy."""
         index = np.ascontiguousarray(index, np.int64)
         self._indexes.append(index)  # the program holds its address
-        self._step(1, dst, dst_offset, src, src_offset, 1, chunk, False, address(index))
+        self._step(1, dst, dst_offset, src, src_offset, 1, chunk, False, address(index), pieces)
         self._values += [index.size, dst_stride, chunk]
 
-    def _step(self, kind, dst, dst_offset, src, src_offset, ndim, width, stream, index) -> None:
+    def _step(self, kind, dst, dst_offset, src, src_offset, ndim, width, stream, index, pieces) -> None:
         if ndim > MAX_DIMS:
             raise ValueError(f"the copy kernel takes at most {MAX_DIMS} axes, got {ndim}")
-        self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), index]
+        self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), index, pieces]
         self.steps += 1
 
     def compile(self) -> Callable[[int], None]:

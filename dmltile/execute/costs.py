@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 9
+FORMAT = 11
 
 
 @dataclass(frozen=True)
@@ -63,8 +63,11 @@ class CopyCosts:
     byte_llc2_ns: float = 0.030  # the same two with both threads writing (time per byte of the whole copy)
     byte_mem2_ns: float = 0.052
     byte_near2_ns: float = 0.030  # both threads writing a destination of twice L2 (each half fits one L2)
+    byte_small2_ns: float = 0.030  # both threads writing a destination of half of L2
     far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
-    thread_ns: float = 25000.0  # handing half a copy to the second thread and waiting for it
+    thread_ns: float = 25000.0  # handing half a copy to a Python thread and waiting for it
+    share_ns: float = 1000.0  # what sharing a step with the copy kernel's own worker adds, worker awake
+    kernel_shares: bool = False  # whether the figures for two threads were measured with that worker
     stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
     kernel_call_ns: float = 1500.0  # one call of the copy kernel through ctypes (its views built once)
@@ -89,16 +92,22 @@ class CopyCosts:
             (self.byte_llc2_ns, self.byte_mem2_ns) if threads > 1 else (self.byte_llc_ns, self.byte_mem_ns)
         )
         near = (
-            (self.l2_bytes // 2, self.byte_l2_ns)
+            ((self.l2_bytes // 2, self.byte_l2_ns),)
             if threads == 1
-            else (min(2 * self.l2_bytes, self.llc_bytes // 4), self.byte_near2_ns)
+            else (
+                (self.l2_bytes // 2, self.byte_small2_ns),
+                (min(2 * self.l2_bytes, self.llc_bytes // 4), self.byte_near2_ns),
+            )
         )
-        points = (
-            near,
+        points: list[tuple[int, float]] = []
+        for point in (
+            *near,
             (self.llc_bytes // 4, llc),
             (self.llc_bytes, llc),  # the measured last level holds its rate up to its size
             (self.llc_bytes * 4, mem),
-        )
+        ):
+            if not points or point[0] > points[-1][0]:  # a small last level can come before L2's points
+                points.append(point)
         if dst_bytes <= points[0][0]:
             return points[0][1]
         for (s0, r0), (s1, r1) in pairwise(points):
@@ -118,11 +127,20 @@ class CopyCosts:
         return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
 
     @property
+    def shares_in_kernel(self) -> bool:
+        """Whether two-thread copies run in the copy kernel with its own worker thread (this process
+        has such a kernel, and the two-thread figures were measured with it)."""
+        return self.kernel_shares and copy_kernel.has_worker()
+
+    @property
     def handoff_ns(self) -> float:
-        """What using the second thread adds to a copy: half the wake-up round trip, since the calling
-        thread copies pieces from the start and the worker takes the rest when it wakes (a worker
-        that wakes after the last piece is cancelled, not waited for)."""
-        return self.thread_ns / 2
+        """What using the second thread adds to a copy. With the kernel's worker: posting the step and
+        waiting for the worker's last piece, measured with the worker awake (it spins a while after
+        each step; asleep, it joins late and the calling thread copies more: never much worse than
+        one thread). Else half the wake-up round trip of a Python thread, since the calling thread
+        copies pieces from the start and the worker takes the rest when it wakes (a worker that wakes
+        after the last piece is cancelled, not waited for)."""
+        return self.share_ns if self.shares_in_kernel else self.thread_ns / 2
 
     @property
     def stream_ns(self) -> float:
@@ -340,12 +358,18 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
             np.copyto(d[:h], s[:h])
             future.result()
 
+        def setup(value: int) -> None:
+            d.reshape(-1).fill(value)
+            if shared is not None and wake is not None:
+                wake()  # the worker spins a while after a step: time it as a caller in a loop sees it
+
+        shared = _shared_copy(d, s) if copy_kernel.has_worker() else None
         # Timed after the calling thread wrote the whole destination, as whatever used the output last
         # did: the second core then has to take its half's lines from the first one's cache. Back to
         # back, each core would find its half where it left it, and two threads would look up to 1.5x
         # faster than they are in use (measured here into 4 MiB: 0.033 against 0.049 ns/B).
         # Two threads vary more from one run to the next here (the second core's load): more rounds.
-        return _best_after(d.reshape(-1).fill, 1, both, 3 if nbytes > 64 << 20 else 9) / d.size
+        return _best_after(setup, 1, shared or both, 3 if nbytes > 64 << 20 else 9) / d.size
 
     small = src[: block // 4]
     b_l2 = rate(block, small, 1)
@@ -357,13 +381,21 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     b_mem = rate(mem_bytes, row, 1)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1) - b_llc)
+    # A step of two 64-byte rows: shared with the kernel's worker (awake: back to back), and not.
+    tiny_d, tiny_s = dst[:128].reshape(2, 64), np.broadcast_to(src[:64], (2, 64))
+    wake = _shared_copy(tiny_d, tiny_s) if copy_kernel.has_worker() else None
+    share = DEFAULT.share_ns / 1e9
     try:
         if machine.cpus > 1:
             thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
+            if wake is not None:
+                alone = _shared_copy(tiny_d, tiny_s, pieces=0)
+                share = max(0.0, (_best(wake, 200, 5) - _best(alone, 200, 5)) / 200)
             b_llc2, b_mem2 = rate(mid, row, 2), rate(mem_bytes, row, 2)
             b_near2 = rate(min(2 * l2, mid), row, 2)
+            b_small2 = rate(block, src[: max(64, block // 64)], 2)
         else:  # one CPU: a second thread never pays (1e12 ns)
-            b_llc2, b_mem2, b_near2, thread = b_llc, b_mem, b_llc, 1e3
+            b_llc2, b_mem2, b_near2, b_small2, thread = b_llc, b_mem, b_llc, b_l2, 1e3
         kernel = _kernel_costs(dst, src, pool) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
@@ -384,8 +416,11 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         byte_llc2_ns=b_llc2 * ns,
         byte_mem2_ns=b_mem2 * ns,
         byte_near2_ns=b_near2 * ns,
+        byte_small2_ns=b_small2 * ns,
         far_src_ns=b_far * ns,
         thread_ns=thread * ns,
+        share_ns=share * ns,
+        kernel_shares=wake is not None and machine.cpus > 1,
         calibrated=True,
     )
 
@@ -422,6 +457,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
         halves[0](d, s)
         future.result()
 
+    if copy_kernel.has_worker():
+        both = _shared_copy(
+            dst[: rows * block].reshape(rows, block), np.broadcast_to(src, (rows, block)), True
+        )
     t_two = _best(both, 1, 3)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
@@ -440,6 +479,22 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_calibrated": True,
     }
+
+
+def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int = copy_kernel.SHARE_PIECES):
+    """A function copying ``s`` into ``d`` (byte views of one shape) as one call of the copy kernel,
+    its one step cut into ``pieces`` for the kernel's worker (0: the calling thread alone)."""
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, d.shape, d.strides, s.strides, 1, stream, pieces)
+    run = program.compile()
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(s), copy_kernel.address(d))
+    where = ctypes.addressof(bases)
+
+    def copy() -> None:
+        run(where)
+
+    copy.keep = bases  # type: ignore[attr-defined]  # the addresses live as long as the function
+    return copy
 
 
 def _best_after(setup, value, fn, rounds: int) -> float:

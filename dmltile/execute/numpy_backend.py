@@ -30,11 +30,10 @@ from .buffers import (
     scatter_row_major,
     strided,
 )
-from .copy_kernel import KernelCall, address
+from .copy_kernel import SHARE_PIECES, KernelCall, address
 from .copy_plan import make_plan
 from .copy_steps import Plan, Step, element_type, misaligned, view
 from .costs import CopyCosts
-from .pricing import SHARE_PIECES
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
@@ -66,9 +65,12 @@ class PlanRunner:
         self.phases = [(tuple(ix), threads > 1 and p in plan.split) for p, ix in phases.items()]
         self.serial = not any(split for _, split in self.phases)
         self._local = threading.local()
-        # A one-thread plan runs in one call of the copy kernel when it is loaded: the same copies in
-        # the same order, without NumPy's cost per call (about a microsecond per step).
-        self._program = _program(plan) if self.serial and copy_kernel.available() else None
+        # A plan runs in one call of the copy kernel when it is loaded: the same copies in the same
+        # order, without NumPy's cost per call (about a microsecond per step). Phases on two threads
+        # are shared with the kernel's own worker where it has one, else with a Python thread.
+        shared = frozenset() if self.serial else plan.split
+        whole = copy_kernel.available() and (self.serial or copy_kernel.has_worker())
+        self._program = _program(plan, shared) if whole else None
 
     @property
     def one_kernel_call(self) -> bool:
@@ -287,8 +289,9 @@ def _copy_all(views) -> None:
                 s.take(index, None, d, "clip")
 
 
-def _program(plan: Plan) -> copy_kernel.Program:
-    """The plan's steps for the kernel: buffer 0 is the input, 1 the output, 2 + k temporary k."""
+def _program(plan: Plan, shared: frozenset[int]) -> copy_kernel.Program:
+    """The plan's steps for the kernel: buffer 0 is the input, 1 the output, 2 + k temporary k; steps
+    of the ``shared`` phases are cut into SHARE_PIECES pieces for two threads."""
     program = copy_kernel.Program()
 
     def number(ref: str | int) -> int:
@@ -296,9 +299,17 @@ def _program(plan: Plan) -> copy_kernel.Program:
 
     for step in plan.steps:
         dst, src = number(step.dst), number(step.src)
+        pieces = SHARE_PIECES if step.phase in shared else 0
         if step.index is not None:
             program.gather(
-                dst, step.dst_offset, src, step.src_offset, step.width, step.dst_strides[0], step.index
+                dst,
+                step.dst_offset,
+                src,
+                step.src_offset,
+                step.width,
+                step.dst_strides[0],
+                step.index,
+                pieces,
             )
             continue
         program.copy(
@@ -311,6 +322,7 @@ def _program(plan: Plan) -> copy_kernel.Program:
             step.src_strides,
             step.width,
             step.stream,
+            pieces,
         )
     return program
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 
 from .copy_axes import Axis, fill_element, simplify, span, widen
+from .copy_kernel import SHARE_PIECES
 from .costs import CopyCosts
 
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
 STREAM_SHARE_MIN = 64 << 20
 KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
-SHARE_PIECES = 16  # a phase run on two threads is cut into at least this many pieces, taken in turn
 
 
 def step_cost(
@@ -143,8 +143,10 @@ def plain_kernel_cost(
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
-    pieces = max(bands, min(SHARE_PIECES, bands * w_axes[0][0]))  # as the plan runner cuts them
-    calls = pieces * costs.kernel_call_ns / 2
+    if costs.shares_in_kernel:  # one call: the pieces are taken inside the kernel
+        calls = 0.0
+    else:  # a kernel call per piece, as the plan runner cuts them
+        calls = max(bands, min(SHARE_PIECES, bands * w_axes[0][0])) * costs.kernel_call_ns / 2
     return one, costs.handoff_ns + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
 
 

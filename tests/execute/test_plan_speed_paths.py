@@ -41,33 +41,50 @@ def naive_tile(x: np.ndarray, repeats) -> np.ndarray:
     return out
 
 
-PARAMS = [(k, t, True) for k in KINDS + STREAM_KINDS for t in (1, 2)] + [
-    (k, t, False) for k in KINDS for t in (1, 2)
-]
+# (kind, threads, copy kernel loaded, kernel's worker used): two-thread plans run in one kernel call
+# with its worker, or as kernel calls shared with a Python thread where the kernel has none (Windows).
+PARAMS = (
+    [(k, t, True, True) for k in KINDS + STREAM_KINDS for t in (1, 2)]
+    + [(k, 2, True, False) for k in KINDS + STREAM_KINDS]
+    + [(k, t, False, False) for k in KINDS for t in (1, 2)]
+)
 
 
-@pytest.fixture(params=PARAMS, ids=lambda p: f"{p[0]}-{p[1]}t" + ("" if p[2] else "-numpy-only"))
+def _param_id(p) -> str:
+    return (
+        f"{p[0]}-{p[1]}t" + ("" if p[2] else "-numpy-only") + ("-python-thread" if p[2] and not p[3] else "")
+    )
+
+
+@pytest.fixture(params=PARAMS, ids=_param_id)
 def forced(request, monkeypatch):
     """NumpyTile planning with one kind preferred (and, on two threads, every phase split); with the
-    copy kernel (one-thread plans then run in one kernel call) or, switched off, NumPy alone."""
-    kind, threads, kernel = request.param
+    copy kernel (plans then run in one kernel call, shared with its worker) or, switched off, NumPy
+    alone."""
+    kind, threads, kernel, worker = request.param
     if kernel and not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    if worker and threads == 2 and not copy_kernel.has_worker():
+        pytest.skip("the copy kernel has no worker thread on this platform")
     if not kernel:
         monkeypatch.setattr(copy_kernel, "_load", lambda: (None, "switched off by the test"))
+    if not worker:
+        monkeypatch.setattr(copy_kernel, "has_worker", lambda: False)
     prefer = tuple(kind.split("+")) + (("split",) if threads == 2 else ())
     monkeypatch.setattr(copy_axes, "SPLIT_CHUNK", 8)
     monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
-    return kind, threads, kernel
+    return kind, threads, kernel, worker
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(desc=descriptors(), seed=st.integers(0, 2**32 - 1), poison=st.booleans())
 def test_forced_plans_match_the_naive_loop(forced, desc, seed, poison):
-    _, threads, kernel = forced
+    _, threads, kernel, worker = forced
     op = numpy_backend.NumpyTile(dmltile.check(desc, "4.1"), threads=threads)
-    info = op.plan_info()  # who runs the plan: one kernel call unless it is split or two reshapes
-    assert info["one_kernel_call"] == (kernel and not info["threads"] and not info["reshape"])
+    info = op.plan_info()  # who runs the plan: one kernel call unless it is two reshapes or is split
+    # and the kernel has no worker to share it with
+    one_call = kernel and (worker or not info["threads"]) and not info["reshape"]
+    assert info["one_kernel_call"] == one_call
     assert_matches_naive(op, desc, seed, poison)
     rng = np.random.default_rng(seed)
     dtype = np.dtype(DTYPES[desc["InputTensor"]["DataType"]])

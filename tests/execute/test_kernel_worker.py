@@ -1,0 +1,121 @@
+"""The copy kernel's worker thread: steps of a program marked with pieces are shared between the
+calling thread and the kernel's own worker. Whoever takes which piece, the bytes must equal NumPy's
+copy; a caller never waits for a worker that is asleep, busy or gone (a forked child has none)."""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import threading
+
+import numpy as np
+import pytest
+
+from dmltile.execute import copy_kernel
+
+pytestmark = pytest.mark.skipif(
+    not copy_kernel.has_worker(), reason=f"no copy kernel with a worker thread here: {copy_kernel.status()}"
+)
+
+
+def shared_copy(dst: np.ndarray, src: np.ndarray, pieces: int, stream: bool = False):
+    """A one-step kernel program copying ``src`` into ``dst`` (byte views of one shape), shared."""
+    program = copy_kernel.Program()
+    program.copy(1, 0, 0, 0, dst.shape, dst.strides, src.strides, 1, stream, pieces)
+    run = program.compile()
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(dst))
+    return lambda: run(ctypes.addressof(bases)), bases
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize(
+    ("rows", "row", "pieces"), [(64, 65536, 16), (3, 4096, 16), (1000, 12, 7), (16, 64, 16), (5, 200, 2)]
+)
+def test_a_shared_step_copies_every_byte_once(rows, row, pieces, stream):
+    rng = np.random.default_rng(rows * row)
+    src = rng.integers(0, 256, (rows, row), dtype=np.uint8)
+    # the destination's rows padded, so a piece that spills past its range shows in the padding
+    raw = np.zeros((rows, row + 8), np.uint8)
+    dst = raw[:, :row]
+    run, _ = shared_copy(dst, src, pieces, stream)
+    for value in range(20):  # the worker takes part in some calls and not in others
+        src += np.uint8(value > 0)  # new bytes each call (wrapping)
+        run()
+        assert np.array_equal(dst, src)
+        assert not raw[:, row:].any()
+
+
+def test_a_shared_gather_copies_every_chunk():
+    rows = np.random.default_rng(1).integers(0, 256, (50, 64), dtype=np.uint8)
+    index = np.random.default_rng(2).integers(0, 50, 4096)
+    out = np.zeros((4096, 64), np.uint8)
+    program = copy_kernel.Program()
+    program.gather(1, 0, 0, 0, 64, 64, index, copy_kernel.SHARE_PIECES)
+    run = program.compile()
+    bases = (ctypes.c_void_p * 2)(copy_kernel.address(rows), copy_kernel.address(out))
+    for _ in range(10):
+        out[...] = 0
+        run(ctypes.addressof(bases))
+        assert np.array_equal(out, rows[index])
+
+
+def test_the_worker_takes_pieces_of_a_large_step():
+    src = np.arange(1 << 16, dtype=np.uint8)
+    dst = np.zeros((128, 1 << 16), np.uint8)
+    run, _ = shared_copy(dst, np.broadcast_to(src, dst.shape), 16)
+    before = copy_kernel.worker_pieces()
+    for _ in range(500):  # 8 MiB each: the worker wakes within the first few on any machine
+        run()
+        if copy_kernel.worker_pieces() > before:
+            break
+    assert copy_kernel.worker_pieces() > before
+    assert np.array_equal(dst, np.broadcast_to(src, dst.shape))
+
+
+def test_callers_on_many_threads_share_one_worker():
+    """Only one step is offered to the worker at a time: the other callers copy theirs alone."""
+    failures: list[str] = []
+
+    def caller(seed: int) -> None:
+        src = np.random.default_rng(seed).integers(0, 256, (32, 8192), dtype=np.uint8)
+        dst = np.zeros_like(src)
+        run, _ = shared_copy(dst, src, 16)
+        for k in range(30):
+            src[k % 32] ^= 0xFF
+            run()
+            if not np.array_equal(dst, src):
+                failures.append(f"caller {seed}, call {k}")
+
+    threads = [threading.Thread(target=caller, args=(seed,)) for seed in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+
+
+def _child(queue) -> None:
+    src = np.random.default_rng(7).integers(0, 256, (128, 65536), dtype=np.uint8)
+    dst = np.zeros_like(src)
+    run, _ = shared_copy(dst, src, 16)
+    before = copy_kernel.worker_pieces()
+    for _ in range(500):
+        run()
+        if copy_kernel.worker_pieces() > before:
+            break
+    queue.put((bool(np.array_equal(dst, src)), copy_kernel.worker_pieces() > before))
+
+
+def test_a_forked_child_shares_with_a_worker_of_its_own():
+    # The parent's worker is running (and may be asleep holding nothing): the child has only the
+    # forking thread, so it must start its own worker or copy alone, and never wait for a thread it
+    # does not have.
+    warm = np.zeros((16, 4096), np.uint8)
+    shared_copy(warm, np.ones_like(warm), 16)[0]()
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_child, args=(queue,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0, "the forked child hung or failed"
+    assert queue.get(timeout=5) == (True, True)  # equal, and the child's own worker took pieces
