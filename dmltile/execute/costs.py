@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 11
+FORMAT = 12
 
 
 @dataclass(frozen=True)
@@ -381,16 +381,20 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     b_mem = rate(mem_bytes, row, 1)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1) - b_llc)
-    # A step of two 64-byte rows: shared with the kernel's worker (awake: back to back), and not.
-    tiny_d, tiny_s = dst[:128].reshape(2, 64), np.broadcast_to(src[:64], (2, 64))
-    wake = _shared_copy(tiny_d, tiny_s) if copy_kernel.has_worker() else None
+    # 64 KiB of 256-byte rows shared with the kernel's worker (awake: back to back), and not: what
+    # sharing costs beyond halving the copy is the posting, the wait for the worker's last piece and
+    # the lines the other core has to take over (about 1 us here; a step of two rows, which the
+    # worker never gets to, showed 0.3 us and made two threads look worth it on 16 KiB).
+    small_d = dst[: 64 << 10].reshape(-1, 256)
+    small_s = np.broadcast_to(src[:256], small_d.shape)
+    wake = _shared_copy(small_d, small_s) if copy_kernel.has_worker() else None
     share = DEFAULT.share_ns / 1e9
     try:
         if machine.cpus > 1:
             thread = _best(lambda: pool.submit(int).result(), 50, 3) / 50
             if wake is not None:
-                alone = _shared_copy(tiny_d, tiny_s, pieces=0)
-                share = max(0.0, (_best(wake, 200, 5) - _best(alone, 200, 5)) / 200)
+                alone = _shared_copy(small_d, small_s, pieces=0)
+                share = max(0.0, (_best(wake, 50, 7) - _best(alone, 50, 7) / 2) / 50)
             b_llc2, b_mem2 = rate(mid, row, 2), rate(mem_bytes, row, 2)
             b_near2 = rate(min(2 * l2, mid), row, 2)
             b_small2 = rate(block, src[: max(64, block // 64)], 2)

@@ -485,6 +485,7 @@ def _reshape_recipe(plan: Plan, elem: int) -> tuple[tuple[int, ...], tuple[int, 
     if (
         len(plan.steps) != 1
         or plan.program
+        or plan.split  # priced on two threads: run that way
         or plan.temps
         or plan.steps[0].index is not None
         or plan.steps[0].stream
