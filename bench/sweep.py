@@ -99,7 +99,7 @@ def simplest_op(desc) -> NumpyTile:
 
 def budget_for(out_bytes: int) -> float:
     """Seconds of interleaved rounds per shape: enough rounds for a stable best, total kept in check."""
-    return min(1.2, 0.08 + out_bytes / (256 << 20))
+    return min(1.2, 0.2 + out_bytes / (256 << 20))
 
 
 def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:

@@ -63,6 +63,15 @@ def worker_pieces() -> int:
     return int(_library().dmltile_worker_pieces())
 
 
+def loops(shape: Sequence[int], dst_strides: Sequence[int], src_strides: Sequence[int], width: int) -> tuple:
+    """How the kernel loops over a copy: (bytes per run, runs, odometer steps, whether runs are fills)."""
+    dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
+    out = (ctypes.c_int64 * 4)()
+    if _library().dmltile_loops(len(shape), dims, width, out):
+        raise ValueError(f"the copy kernel refused {len(shape)} axes of {width}-byte elements")
+    return out[0], out[1], out[2], bool(out[3])
+
+
 def has_worker() -> bool:
     """Whether the loaded kernel shares a program's marked steps with a thread of its own (POSIX
     builds); without it, plans that use two threads share their copies through a Python thread."""

@@ -96,35 +96,49 @@ def numpy_cost(
     return one, two
 
 
-def kernel_runs(axes: tuple[Axis, ...], elem: int) -> tuple[int, int]:
-    """(bytes per run, runs) of the copy kernel over ``axes``: the innermost axis is one run when it
-    is contiguous in the destination and contiguous or broadcast (a fill) in the source."""
-    total = math.prod(a[0] for a in axes) if axes else 1
-    if _inner_run(axes, elem):
-        return axes[-1][0] * elem, total // axes[-1][0]
-    return elem, total
+# How far the copy kernel goes to loop over a larger outer axis (see kernel_loops).
+SWAP_MAX = 4
+SWAP_SPAN = 256 << 10
 
 
-def _inner_run(axes: tuple[Axis, ...], elem: int) -> bool:
-    return (
-        bool(axes) and axes[-1][1] == elem and (axes[-1][2] == elem or (axes[-1][2] == 0 and 16 % elem == 0))
-    )
+def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool]:
+    """(bytes per run, runs, odometer steps, whether the runs are fills) of the copy kernel over
+    ``axes``, as its plan_loops decides them (the tests hold the two equal): the innermost axis is
+    one run when it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in
+    the source; a short run repeated back to back is a fill of the whole row; the axis outside the
+    runs is a tight loop, and when that loop is short the largest outer axis whose destination spans
+    at most SWAP_SPAN takes its place; every other axis is an odometer step."""
+    shape = [a[0] for a in axes]
+    dst = [a[1] for a in axes]
+    src = [a[2] for a in axes]
+    outer, run, fill = len(axes), elem, False
+    if axes and dst[-1] == elem and (src[-1] == elem or (src[-1] == 0 and elem <= 16 and 16 % elem == 0)):
+        outer, run, fill = outer - 1, shape[-1] * elem, src[-1] == 0
+    if (
+        not fill
+        and outer > 0
+        and src[outer - 1] == 0
+        and dst[outer - 1] == run
+        and run <= 16
+        and 16 % run == 0
+    ):
+        outer, run, fill = outer - 1, run * shape[outer - 1], True
+    loop = outer - 1
+    if loop >= 1 and shape[loop] <= SWAP_MAX:
+        k = max(range(loop), key=lambda i: shape[i])
+        if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
+            shape[k], shape[loop] = shape[loop], shape[k]
+    runs = math.prod(shape[:outer])
+    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill
 
 
-def kernel_steps(axes: tuple[Axis, ...], elem: int) -> int:
-    """Steps of the copy kernel's odometer over ``axes``: one per loop of runs along the axis just
-    outside the runs (every axis further out multiplies them)."""
-    outer = axes[:-1] if _inner_run(axes, elem) else axes
-    return math.prod(a[0] for a in outer[:-1]) if outer else 1
-
-
-def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, runs: int) -> float:
-    """The copy kernel's cost over ``axes`` besides the bytes: its odometer's steps and its ``runs``
-    (a fill of a short row costs more than a copy of one: its element is loaded per run)."""
-    fill = _inner_run(axes, elem) and axes[-1][2] == 0
-    return kernel_steps(axes, elem) * costs.kernel_step_ns + runs * (
-        costs.kernel_fill_ns if fill else costs.kernel_loop_ns
-    )
+def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple[float, int]:
+    """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
+    steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
+    per run)."""
+    run, runs, steps, fill = kernel_loops(axes, elem)
+    per_run = costs.kernel_fill_ns if fill else costs.kernel_loop_ns
+    return steps * costs.kernel_step_ns + runs * per_run, run * runs
 
 
 def plain_kernel_cost(
@@ -135,9 +149,8 @@ def plain_kernel_cost(
     a cost per odometer step and per run, and the bytes at the rate of where the destination lives.
     No call cost on one thread: a one-thread plan is one kernel call, priced once per plan."""
     w_axes, width = widen(axes, elem)
-    run, runs = kernel_runs(w_axes, width)
-    nbytes = bands * run * runs
-    per = bands * kernel_work_ns(w_axes, width, costs, runs)
+    work, nbytes = kernel_work_ns(w_axes, width, costs)
+    per, nbytes = bands * work, bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
@@ -171,7 +184,7 @@ def kernel_cost(
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
-    run, runs = kernel_runs(merged, width)
+    run, runs, _, _ = kernel_loops(merged, width)
     if run < KERNEL_MIN_RUN and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run

@@ -311,3 +311,28 @@ def test_long_runs_copy_exactly_at_every_misalignment(shift, run):
     bases = (ctypes.c_void_p * 2)(copy_kernel.address(view), copy_kernel.address(dst))
     program.compile()(ctypes.addressof(bases))
     assert np.array_equal(raw, expect)
+
+
+@st.composite
+def loop_axes(draw):
+    """Axes as the planner hands them to the kernel: sizes, destination and source byte strides (the
+    source's 0 where the copy repeats), with the short rows and short loops the kernel treats apart."""
+    width = draw(st.sampled_from([1, 2, 4, 8, 12, 16, 24]))
+    ndim = draw(st.integers(0, 5))
+    axes = []
+    for _ in range(ndim):
+        n = draw(st.sampled_from([1, 2, 3, 4, 5, 8, 16, 100, 1000]))
+        dst = draw(st.sampled_from([width, 2 * width, 16, 48, 1000, 70000, -width]))
+        src = draw(st.sampled_from([0, width, 3 * width]))
+        axes.append((n, dst, src))
+    return tuple(axes), width
+
+
+@needs_kernel
+@given(loop_axes())
+def test_pricing_counts_the_loops_the_kernel_runs(case):
+    """pricing.kernel_loops mirrors the kernel's own choice of runs, fills and loops, so the planner
+    prices what the kernel will do (a short loop swapped for a longer one, short rows made fills)."""
+    axes, width = case
+    shape, dst, src = ([a[i] for a in axes] for i in range(3))
+    assert pricing.kernel_loops(axes, width) == copy_kernel.loops(shape, dst, src, width)

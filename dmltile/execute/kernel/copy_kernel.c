@@ -259,16 +259,59 @@ static void gather(char *d, const char *src, int64_t count, int64_t d_step, int6
 }
 #undef GATHER
 
+/* How the kernel loops over a copy of ndim axes (shape and byte strides, which it may reorder): the
+ * innermost axis becomes one run when it is contiguous in both (a copy) or contiguous in dst and
+ * broadcast in src (a fill); a short run repeated back to back along the next axis is a fill of the
+ * whole row with the run as its element; the axis just outside the runs is a tight loop, the rest an
+ * odometer. A tight loop of a few runs under many odometer steps (a row of 10 bytes repeated twice,
+ * 980 times) pays a step per couple of runs: the largest outer axis is looped over instead, when its
+ * destination span stays within SWAP_SPAN (then its lines stay in cache between the passes).
+ * pricing.py's kernel_loops mirrors this; the tests hold the two equal through dmltile_loops. */
+#define SWAP_MAX 4
+#define SWAP_SPAN (256 << 10)
+typedef struct {
+    int outer, loop, fill;
+    int64_t run, unit;
+} loops_t;
+
+static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_str, int64_t width) {
+    loops_t l = {ndim, ndim - 1, 0, width, width};
+    if (ndim > 0 && d_str[ndim - 1] == width) {
+        if (s_str[ndim - 1] == width) {
+            l.outer = ndim - 1, l.run = shape[ndim - 1] * width;
+        } else if (s_str[ndim - 1] == 0 && width <= 16 && 16 % width == 0) {
+            l.outer = ndim - 1, l.run = shape[ndim - 1] * width, l.fill = 1;
+        }
+    }
+    int o = l.outer;
+    if (!l.fill && o > 0 && s_str[o - 1] == 0 && d_str[o - 1] == l.run && l.run <= 16 && 16 % l.run == 0) {
+        l.unit = l.run, l.run *= shape[o - 1], l.outer = --o, l.fill = 1;
+    }
+    l.loop = o - 1; /* the tight loop's axis, -1 for a single run */
+    if (l.loop >= 1 && shape[l.loop] <= SWAP_MAX) {
+        int k = 0;
+        for (int i = 1; i < l.loop; i++)
+            if (shape[i] > shape[k]) k = i;
+        int64_t span = (d_str[k] < 0 ? -d_str[k] : d_str[k]) * shape[k];
+        if (shape[k] >= 4 * shape[l.loop] && span <= SWAP_SPAN) {
+            int64_t t;
+            t = shape[k], shape[k] = shape[l.loop], shape[l.loop] = t;
+            t = d_str[k], d_str[k] = d_str[l.loop], d_str[l.loop] = t;
+            t = s_str[k], s_str[k] = s_str[l.loop], s_str[l.loop] = t;
+        }
+    }
+    return l;
+}
+
 /* The copy np.copyto(dst_view, src_view) makes for views of ndim axes of width-byte elements, limited
  * to indices [begin, end) of the outermost axis (so two threads can share one copy). The strides
- * are in bytes, any sign, 0 for broadcast. The innermost axis becomes one run when it is contiguous
- * in both (a copy) or contiguous in dst and broadcast in src (a fill); the next axis out is a tight
- * loop of runs; the rest is an odometer. Returns 0, or -1 for arguments out of range. */
-static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, const int64_t *d_str,
-                     const int64_t *s_str, int64_t width, int64_t begin, int64_t end, int stream) {
+ * are in bytes, any sign, 0 for broadcast; the loops are plan_loops'. Returns 0, or -1 for arguments
+ * out of range. */
+static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, const int64_t *dst_strides,
+                     const int64_t *src_strides, int64_t width, int64_t begin, int64_t end, int stream) {
     if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
-    int64_t shape[MAX_DIMS], index[MAX_DIMS] = {0};
-    for (int i = 0; i < ndim; i++) shape[i] = dims[i];
+    int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS], index[MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++) shape[i] = dims[i], d_str[i] = dst_strides[i], s_str[i] = src_strides[i];
     if (ndim > 0) {
         if (begin < 0 || end > shape[0] || begin > end) return -1;
         d += begin * d_str[0], s += begin * s_str[0];
@@ -276,25 +319,12 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     }
     for (int i = 0; i < ndim; i++)
         if (shape[i] <= 0) return 0;
-    int outer = ndim, fill = 0;
-    int64_t run = width, unit = width;
-    if (ndim > 0 && d_str[ndim - 1] == width) {
-        if (s_str[ndim - 1] == width) {
-            outer = ndim - 1, run = shape[ndim - 1] * width;
-        } else if (s_str[ndim - 1] == 0 && width <= 16 && 16 % width == 0) {
-            outer = ndim - 1, run = shape[ndim - 1] * width, fill = 1;
-        }
-    }
-    if (!fill && outer > 0 && s_str[outer - 1] == 0 && d_str[outer - 1] == run && run <= 16 && 16 % run == 0) {
-        /* A short run repeated back to back (a row of two int32 repeated along the next axis) is a fill
-         * of the whole row with the run as its element. */
-        unit = run, run *= shape[outer - 1], outer--, fill = 1;
-    }
-    int loop = outer - 1; /* the tight loop's axis, -1 for a single run */
+    loops_t l = plan_loops(ndim, shape, d_str, s_str, width);
+    int loop = l.loop;
     int64_t count = loop >= 0 ? shape[loop] : 1;
     int64_t d_step = loop >= 0 ? d_str[loop] : 0, s_step = loop >= 0 ? s_str[loop] : 0;
     for (;;) {
-        runs(d, s, count, d_step, s_step, run, fill, unit, stream);
+        runs(d, s, count, d_step, s_step, l.run, l.fill, l.unit, stream);
         int k = loop - 1;
         for (; k >= 0; k--) {
             d += d_str[k], s += s_str[k];
@@ -304,6 +334,20 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
         }
         if (k < 0) break;
     }
+    return 0;
+}
+
+/* The loops copy_view runs for a copy of ndim axes (dims: shape, dst strides, src strides): out[0] the
+ * bytes per run, out[1] the runs, out[2] the odometer steps, out[3] 1 when the runs are fills. For
+ * the tests, which hold pricing.py's mirror of plan_loops to it. Returns -1 for bad arguments. */
+EXPORT int dmltile_loops(int ndim, const int64_t *dims, int64_t width, int64_t *out) {
+    if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
+    int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS];
+    for (int i = 0; i < ndim; i++) shape[i] = dims[i], d_str[i] = dims[ndim + i], s_str[i] = dims[2 * ndim + i];
+    loops_t l = plan_loops(ndim, shape, d_str, s_str, width);
+    int64_t runs = 1;
+    for (int i = 0; i < l.outer; i++) runs *= shape[i];
+    out[0] = l.run, out[1] = runs, out[2] = runs / (l.loop >= 0 ? shape[l.loop] : 1), out[3] = l.fill;
     return 0;
 }
 
