@@ -137,7 +137,10 @@ def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple
     steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run)."""
     run, runs, steps, fill = kernel_loops(axes, elem)
-    per_run = costs.kernel_fill_ns if fill else costs.kernel_loop_ns
+    if fill:
+        per_run = costs.kernel_fill_ns
+    else:  # runs of a power of two up to 16 bytes are one move; other short ones two, longer a call
+        per_run = costs.kernel_move_ns if run in (1, 2, 4, 8, 16) else costs.kernel_loop_ns
     return steps * costs.kernel_step_ns + runs * per_run, run * runs
 
 
