@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 16
+FORMAT = 17
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class CopyCosts:
     kernel_step_ns: float = 4.0  # per step of its odometer (each loop of runs over the axes outside them)
     kernel_fill_ns: float = 1.0  # per short fill (a row of one int64 repeated twice) of such a plan
     kernel_move_ns: float = 0.3  # per run of 1, 2, 4, 8 or 16 bytes (one move each) of such a plan
+    kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
@@ -406,7 +407,7 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
             b_small2 = rate(block, src[: max(64, block // 64)], 2, as_used=False)
         else:  # one CPU: a second thread never pays (1e12 ns)
             b_llc2, b_mem2, b_near2, b_small2, thread = b_llc, b_mem, b_llc, b_l2, 1e3
-        kernel = _kernel_costs(dst, src, pool) if copy_kernel.available() else {}
+        kernel = _kernel_costs(dst, src, pool, b_l2) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
     ns = 1e9
@@ -435,7 +436,7 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     )
 
 
-def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
+def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dict:
     """The copy kernel's call cost, cost per run (streamed, and short ones with ordinary stores) and
     streaming rates (one and two threads), in ns,
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
@@ -479,6 +480,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
     t_steps = program((n // 8, 8, 1), (16 * width, 2 * width, width), (8 * width, width, width), width, 20)
     t_fills = program((n, 2), (16, 8), (8, 0), 8, 20)  # short fills: each row one int64 written twice
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
+    t_calls = program((n,), (144,), (72,), 72, 20)  # runs of 72 bytes: a call of memcpy each
     nbytes = rows * block
     ns = 1e9
     return {
@@ -488,6 +490,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool) -> dict:
         "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,
         "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
         "kernel_move_ns": max(0.0, t_moves - call) / n * ns,
+        "kernel_copy_ns": max(0.0, t_calls - call - n * 72 * byte_l2) / n * ns,  # its bytes priced apart
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_calibrated": True,

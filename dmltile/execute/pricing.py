@@ -139,8 +139,12 @@ def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple
     run, runs, steps, fill = kernel_loops(axes, elem)
     if fill:
         per_run = costs.kernel_fill_ns
-    else:  # runs of a power of two up to 16 bytes are one move; other short ones two, longer a call
-        per_run = costs.kernel_move_ns if run in (1, 2, 4, 8, 16) else costs.kernel_loop_ns
+    elif run in (1, 2, 4, 8, 16):  # one move each
+        per_run = costs.kernel_move_ns
+    elif run < 64 or run in (64, 128, 256):  # two overlapping moves, or a fixed-size copy
+        per_run = costs.kernel_loop_ns
+    else:  # a call of memcpy
+        per_run = costs.kernel_copy_ns
     return steps * costs.kernel_step_ns + runs * per_run, run * runs
 
 
