@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich import box
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -122,7 +123,7 @@ def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationR
         lowest = next(
             (r.feature_level.dotted for r in reports if r.valid and r.feature_level), "[red]none[/]"
         )
-        table.add_row(Path(f).name, *(row[j] for _, j in groups), lowest)
+        table.add_row(escape(Path(f).name), *(row[j] for _, j in groups), lowest)
     print_table(table)
 
 

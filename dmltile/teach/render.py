@@ -265,7 +265,7 @@ def _issues_table(issues) -> Table:
     for i in issues:
         table.add_row(
             Text(i.code, style="red" if i.severity == "error" else "yellow"),
-            i.path or "<document>",
+            Text(i.path or "<document>"),  # the user's own keys: text, never markup
             Text(i.message + (f"\nfix: {i.hint}" if i.hint else "")),
         )
     return table

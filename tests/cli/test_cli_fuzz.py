@@ -122,3 +122,16 @@ def test_every_example_is_explained_and_run_with_the_status_its_name_promises(pa
     ran = invoke("run", path, "--feature-level", level, "--output", tmp_path / "y.npy")
     assert ran.exit_code == expected, ran.stdout + ran.stderr
     assert (tmp_path / "y.npy").exists() == (expected == 0)
+
+
+def test_keys_and_file_names_that_look_like_markup_are_shown_as_they_are(tmp_path):
+    # The terminal output is styled with rich, whose markup uses brackets: a document key "[/]" once
+    # crashed `explain`, and a file named "a[red]b.json" was listed as "ab.json".
+    doc = tmp_path / "doc.json"
+    doc.write_text(json.dumps({"[/]": None}))
+    explained = invoke("explain", doc, "-l", "1.0")
+    assert explained.exit_code == 1 and 'unknown field "[/]"' in explained.stdout
+    named = tmp_path / "a[red]b.json"
+    named.write_text(DOC_EXAMPLE.read_text())
+    listed = invoke("validate", named, DOC_EXAMPLE, "--all-levels")
+    assert listed.exit_code == 0 and "a[red]b.json" in listed.stdout
