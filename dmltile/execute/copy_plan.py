@@ -175,9 +175,8 @@ def _best(
         temp_elems = math.prod(a[0] for a in data) * block
         in_place = len(prefix) == 1 and prefix[0][2] == 0 and prefix[0][1] >= block * elem
         if in_place:
-            sub_cost, sub_recipe = _best(
-                simplify(suffix), elem, out_bytes_limit, costs, threads, dst_out, prefer
-            )
+            # The block is written by the calling thread alone (see Emitter._in_place).
+            sub_cost, sub_recipe = _best(simplify(suffix), elem, out_bytes_limit, costs, 1, dst_out, prefer)
             count, stride = prefix[0][0], prefix[0][1]
             fan, doubled, region = in_place_copies(count, stride, block, elem)
             fan_cost = biased(
