@@ -38,6 +38,7 @@ MAX_BANDS = 4096  # a banded copy is at most this many np.copyto calls
 GATHER_MIN_CHUNK = 64  # a gather's chunks are this large at least, so its index (8 bytes each) stays small
 GATHER_MAX_INDEX = 16 << 20  # ...and the index is at most this many bytes
 KINDS = frozenset({"direct", "band", "gather", "temp", "double", "fanout", "split", "stream"})
+FAST_MAX_BYTES = 64 << 10  # up to here a one-step plan on arrays runs as two reshapes and np.copyto
 
 
 def make_plan(
@@ -67,9 +68,14 @@ def make_plan(
         # Any other plan runs through the plan runner (its views, or one call of the copy kernel through
         # ctypes), a one-step plan on arrays as two reshapes and one np.copyto: on small outputs that
         # difference decides, and the recursion above cannot see it (it prices steps, not calls).
+        # One copy is priced as it would run: through the runner like the recipe, or, on a small output,
+        # as reshapes, whose np.copyto pays NumPy's loops (rows of 11 float16 repeated 13 times: 2.3 us
+        # as reshapes, where a fan-out in one kernel call took 1.4).
         one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
-        simple = min(one, two) if threads > 1 else one
         runner = costs.kernel_call_ns if copy_kernel.available() else costs.view_ns
+        simple = (min(one, two) if threads > 1 else one) + runner
+        if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES:
+            simple = min(simple, numpy_cost(axes, elem, costs, 0)[0])
         if simple < cost + runner:
             recipe = ("direct", -1, 1)
     emitter = Emitter(elem, costs, threads, prefer)

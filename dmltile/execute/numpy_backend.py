@@ -31,13 +31,12 @@ from .buffers import (
     strided,
 )
 from .copy_kernel import SHARE_PIECES, KernelCall, address
-from .copy_plan import make_plan
+from .copy_plan import FAST_MAX_BYTES, make_plan
 from .copy_steps import Plan, Step, element_type, misaligned, view
 from .costs import CopyCosts
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
 
-FAST_MAX_BYTES = 64 << 10  # up to here, reshapes of the arrays beat building strided views
 VIEW_CACHE_MAX_BYTES = 1 << 20  # views of the caller's arrays are reused across calls up to this size
 _pool: ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
