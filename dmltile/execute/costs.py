@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 17
+FORMAT = 18
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,7 @@ class CopyCosts:
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
     kernel_call_ns: float = 1500.0  # one call of the copy kernel through ctypes (its views built once)
     kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
+    kernel_setup_ns: float = 20.0  # per step of a plan it runs (setting up the step's loops)
     kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
     kernel_step_ns: float = 4.0  # per step of its odometer (each loop of runs over the axes outside them)
     kernel_fill_ns: float = 1.0  # per short fill (a row of one int64 repeated twice) of such a plan
@@ -444,15 +445,19 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     d, s = address(dst), address(src)
     bases = (ctypes.c_void_p * 2)(s, d)
 
-    def program(shape, dst_strides, src_strides, width: int, calls: int) -> float:
-        """Seconds of one call of a one-step plan (the output from the input) run as a program."""
+    def program(shape, dst_strides, src_strides, width: int, calls: int, count: int = 1) -> float:
+        """Seconds of one call of a plan of ``count`` such steps (the output from the input) run as a
+        program."""
         steps = copy_kernel.Program()
-        steps.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width)
+        for _ in range(count):
+            steps.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width)
         run = steps.compile()
         return _best(lambda: run(ctypes.addressof(bases)), calls, 5) / calls
 
     # A call as a one-thread plan makes it (one program of one 8-byte copy): what every such plan pays.
     call = program((1,), (8,), (8,), 8, 200)
+    # And each step more (a doubling's ten steps, say): the same copy nine times over.
+    t_nine = program((1,), (8,), (8,), 8, 200, 9)
     block = src.size
     rows = dst.size // block
     long_runs = KernelCall((rows, block), (block, 1), (0, 1), 1)
@@ -485,6 +490,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,
+        "kernel_setup_ns": max(0.0, t_nine - call) / 8 * ns,
         "kernel_run_ns": run * ns,
         "kernel_loop_ns": max(0.0, t_loop - call) / n * ns,
         "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,

@@ -163,7 +163,7 @@ def plain_kernel_cost(
     No call cost on one thread: a one-thread plan is one kernel call, priced once per plan."""
     w_axes, width = widen(axes, elem)
     work, nbytes = kernel_work_ns(w_axes, width, costs)
-    per, nbytes = bands * work, bands * nbytes
+    per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
