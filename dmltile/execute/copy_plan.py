@@ -201,7 +201,7 @@ def _best(
             continue
         sub_axes, final_axes = through_temporary(prefix, suffix, elem)
         sub_cost, sub_recipe = _best(sub_axes, elem, out_bytes_limit, costs, threads, False, prefer)
-        final_cost = pick(*step_cost(final_axes, elem, costs, int(dst_out), 1, dst_out, prefer))
+        final_cost = pick(*step_cost(final_axes, elem, costs, int(dst_out), 1, dst_out, prefer, written=True))
         final = biased(final_cost + sub_cost, "temp")
         if final < 0.95 * best[0]:
             best = (final, ("temp", j, sub_recipe))

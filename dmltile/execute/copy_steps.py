@@ -90,13 +90,13 @@ class Emitter:
         return Plan(steps, tuple(self.temps), frozenset(self.split), kind)
 
     def _phase(
-        self, axes, fresh: int, bands: int = 1, to_out: bool = False, region: int = 0
+        self, axes, fresh: int, bands: int = 1, to_out: bool = False, region: int = 0, written: bool = False
     ) -> tuple[int, bool]:
         """A new phase for a copy over ``axes``: its number, and whether the copy kernel runs it."""
         phase = self.phase
         self.phase += 1
         (one, two), (k_one, k_two) = copy_ways(
-            axes, self.elem, self.costs, fresh, bands, to_out, self.prefer, region
+            axes, self.elem, self.costs, fresh, bands, to_out, self.prefer, region, written
         )
         best_one, best_two = min(one, k_one), min(two, k_two)
         split = self.threads > 1 and (best_two < best_one or ("split" in self.prefer and best_two < math.inf))
@@ -182,7 +182,7 @@ class Emitter:
         self.temps.append(math.prod(a[0] for a in data) * block * elem)
         t = len(self.temps) - 1
         self.emit(sub_axes, sub_recipe, t, 0, src)
-        phase = self._phase(final_axes, int(dst == "out"), 1, dst == "out")
+        phase = self._phase(final_axes, int(dst == "out"), 1, dst == "out", written=True)
         self.steps.append(make_step(final_axes, elem, dst, dst_offset, t, 0, *phase))
 
 

@@ -30,6 +30,7 @@ def step_cost(
     to_out: bool = False,
     prefer: frozenset[str] = frozenset(),
     region: int = 0,
+    written: bool = False,
 ) -> tuple[float, float]:
     """Estimated ns of one copy over ``axes`` (as ``bands`` calls) on one thread and split over two:
     the cheaper of np.copyto and, for a copy into the output, the copy kernel.
@@ -37,9 +38,10 @@ def step_cost(
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
     calls a banded copy makes; each band's source is then a block that stays in L2. ``region``: the
     bytes of the destination that the copy's recipe writes in all (a doubling step's destination is
-    a slice of it, and the other steps' writes push it out of L2 as much as its own do).
+    a slice of it, and the other steps' writes push it out of L2 as much as its own do). ``written``:
+    the source is a temporary the calling thread has just written (as the output is for those copies).
     """
-    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer, region)
+    (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer, region, written)
     return min(one, k_one), min(two, k_two)
 
 
@@ -52,6 +54,7 @@ def copy_ways(
     to_out: bool,
     prefer: frozenset[str],
     region: int = 0,
+    written: bool = False,
 ) -> tuple[tuple[float, float], tuple[float, float]]:
     """(plain copy, streamed copy) prices of a copy: the plain one by the copy kernel when it is loaded
     (it runs the plain copies of every plan but a single small copy), else by np.copyto; the streamed
@@ -61,10 +64,10 @@ def copy_ways(
     else:
         numpy = plain_kernel_cost(axes, elem, costs, bands, region)
     kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer) if to_out else (math.inf, math.inf)
-    if region:
-        # A copy inside the output (a fan-out, a doubling) reads the block the calling thread has just
-        # written: on two threads the worker first takes those lines from the other core's cache
-        # (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
+    if region or written:
+        # A copy inside the output (a fan-out, a doubling) or from a temporary reads what the calling
+        # thread has just written: on two threads the worker first takes those lines from the other
+        # core's cache (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
         moved = span(axes, 2, elem) * costs.far_src_ns
         numpy, kernel = (numpy[0], numpy[1] + moved), (kernel[0], kernel[1] + moved)
     return numpy, kernel
