@@ -3,9 +3,10 @@
 ``kernel/copy_kernel.c`` is compiled by the build hook (``hatch_build.py``) when the package is
 installed and a C compiler is present; this module loads it with ctypes. It offers two calls:
 ``KernelCall``, one copy (with streaming stores or ordinary ones) that two threads can share, and
-``Program``, every step of a one-thread plan in one call. Without the library (no compiler, another
-platform, ``DMLTILE_KERNEL=0``) ``available()`` is False, the cost model prices the kernel out, and
-every plan runs on NumPy alone: the same bytes, only slower.
+``Program``, every step of a plan in one call, the steps marked with pieces shared with a worker
+thread of the kernel's own where the build has one (``has_worker``: POSIX). Without the library (no
+compiler, another platform, ``DMLTILE_KERNEL=0``) ``available()`` is False, the cost model prices
+the kernel out, and every plan runs on NumPy alone: the same bytes, only slower.
 """
 
 from __future__ import annotations
@@ -96,9 +97,10 @@ def status() -> str:
     lib, why = _load()
     if lib is None:
         return f"off: {why}; plans run on NumPy alone"
+    threads = ", two threads through its own worker" if lib.dmltile_kernel_workers() else ""
     if not lib.dmltile_kernel_streams():
-        return "loaded: one call per plan; no streaming stores on this CPU"
-    return "loaded: one call per plan, streaming stores for outputs in memory"
+        return f"loaded: one call per plan{threads}; no streaming stores on this CPU"
+    return f"loaded: one call per plan{threads}, streaming stores for outputs in memory"
 
 
 def address(array: np.ndarray) -> int:

@@ -10,9 +10,10 @@ cannot be written the measurement serves the process). When calibration fails, o
 ``DMLTILE_CALIBRATE=0``, fixed constants measured on the project's bench machine stand in.
 
 When the compiled copy kernel is loaded (``copy_kernel``), calibration also measures its call
-cost, its cost per streamed run, per short run and short fill with ordinary stores and per step of
-its odometer, and its streaming write rate on one and two threads; without it those rates are
-infinite, so the planner never chooses it.
+cost, the set-up of each step, its cost per streamed run, per run with ordinary stores (of one move,
+two, or a call of memcpy) and per short fill, per step of its odometer, and its streaming write rate
+on one and two threads; two threads are then measured through the kernel's worker where it has one.
+Without the kernel its rates are infinite, so the planner never chooses it.
 
 Not calibrated (it would take a copy of a few hundred MiB): the size from which the C library's
 memmove switches to non-temporal stores (glibc 2.36 here: 192 MiB, 3/4 of what it takes for the

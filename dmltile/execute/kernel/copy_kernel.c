@@ -9,7 +9,8 @@
  *   1.5x the bytes it writes. A step marked "stream" writes its whole 64-byte lines with
  *   non-temporal stores (SSE2, baseline on x86-64; elsewhere plain stores, still correct).
  * - One call for a whole plan. Each np.copyto costs about a microsecond before it copies a byte;
- *   dmltile_run_plan runs every step of a one-thread plan in one call.
+ *   dmltile_run_plan runs every step of a plan in one call, sharing the steps marked for two threads
+ *   with a worker thread of its own (POSIX builds), which Python never has to wake.
  *
  * It only moves bytes, so results are bit-exact. Built by hatch_build.py when dmltile is installed,
  * loaded with ctypes by dmltile/execute/copy_kernel.py; without it the planner uses NumPy alone.
