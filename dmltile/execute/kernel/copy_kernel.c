@@ -439,7 +439,7 @@ static int64_t step_count(const int64_t *h) { return h[5] > 0 ? h[STEP_HEADER] :
  * OpenMP's and onnxruntime's pools do by default) and then sleeps until it is woken. A step never
  * waits for the worker: a worker that is asleep, busy with another caller's step, or could not be
  * started leaves the pieces to the calling thread. */
-#if !defined(_WIN32) && !defined(__STDC_NO_ATOMICS__) && !defined(__STDC_NO_THREADS__)
+#if !defined(_WIN32) && !defined(__STDC_NO_ATOMICS__) && (defined(__unix__) || defined(__APPLE__))
 #define DMLTILE_WORKER 1
 #include <pthread.h>
 #include <stdatomic.h>
