@@ -121,6 +121,32 @@ static __m128i splat(const char *elem, int64_t width) {
     default: return _mm_loadu_si128((const __m128i *)elem);
     }
 }
+
+/* n bytes (a whole number of elements) of the pattern p, a width-byte element repeated, where width
+ * divides 16 and n: 16-byte stores, and the tail as one more store that ends at d + n (it overlaps
+ * the last one, at an offset that is a whole number of elements, so it writes the same bytes). */
+static inline void put_pattern(char *d, __m128i p, int64_t n) {
+    if (n >= 16) {
+        int64_t k = 0;
+        for (; k + 16 <= n; k += 16) _mm_storeu_si128((__m128i *)(d + k), p);
+        if (k < n) _mm_storeu_si128((__m128i *)(d + n - 16), p);
+        return;
+    }
+    if (n >= 8) {
+        _mm_storel_epi64((__m128i *)d, p);
+        _mm_storel_epi64((__m128i *)(d + n - 8), p);
+        return;
+    }
+    uint32_t v = (uint32_t)_mm_cvtsi128_si32(p);
+    uint16_t h = (uint16_t)v;
+    if (n >= 4) {
+        memcpy(d, &v, 4), memcpy(d + n - 4, &v, 4);
+    } else if (n >= 2) {
+        memcpy(d, &h, 2), memcpy(d + n - 2, &h, 2);
+    } else if (n == 1) {
+        *d = (char)v;
+    }
+}
 #endif
 
 /* The same fill with ordinary stores: constant-size moves the compiler turns into single stores (or
@@ -138,10 +164,8 @@ static void fill_plain(char *d, const char *elem, int64_t width, int64_t n) {
     if (width > 1 && n >= 64) {
         /* Long fills as 16-byte stores of the pattern: a loop of 2- or 4-byte stores writes a 1.5 MiB
          * inner repeat of one int16 at a quarter of the rate a memset reaches. */
-        __m128i p = splat(elem, width);
-        int64_t k = 0;
-        for (; n - k >= 16; k += 16) _mm_storeu_si128((__m128i *)(d + k), p);
-        d += k, n -= k; /* a whole number of elements is left: 16 is a multiple of width */
+        put_pattern(d, splat(elem, width), n);
+        return;
     }
 #endif
     switch (width) {
@@ -190,33 +214,6 @@ static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int st
     for (; k < n; k++) d[k] = elem[k % width];
 }
 
-#if DMLTILE_STREAM
-/* n bytes (a whole number of elements) of the pattern p, a width-byte element repeated, where width
- * divides 16 and n: 16-byte stores, and the tail as one more store that ends at d + n (it overlaps
- * the last one, at an offset that is a whole number of elements, so it writes the same bytes). */
-static inline void put_pattern(char *d, __m128i p, int64_t n) {
-    if (n >= 16) {
-        int64_t k = 0;
-        for (; k + 16 <= n; k += 16) _mm_storeu_si128((__m128i *)(d + k), p);
-        if (k < n) _mm_storeu_si128((__m128i *)(d + n - 16), p);
-        return;
-    }
-    if (n >= 8) {
-        _mm_storel_epi64((__m128i *)d, p);
-        _mm_storel_epi64((__m128i *)(d + n - 8), p);
-        return;
-    }
-    uint32_t v = (uint32_t)_mm_cvtsi128_si32(p);
-    uint16_t h = (uint16_t)v;
-    if (n >= 4) {
-        memcpy(d, &v, 4), memcpy(d + n - 4, &v, 4);
-    } else if (n >= 2) {
-        memcpy(d, &h, 2), memcpy(d + n - 2, &h, 2);
-    } else if (n == 1) {
-        *d = (char)v;
-    }
-}
-#endif
 
 /* memcpy of a size known only at run time, kept out of line: where the compiler can bound the size
  * (below 2049 bytes, say) it may expand it inline as a loop of 8-byte moves, 4x slower than the C
