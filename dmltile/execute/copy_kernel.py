@@ -161,6 +161,34 @@ def stream_copy(dst: np.ndarray, src: np.ndarray) -> None:
     KernelCall(dst.shape, dst.strides, src.strides, dst.itemsize)(address(dst), address(src))
 
 
+def step_call(
+    dst_address: int,
+    src_address: int,
+    shape: Sequence[int],
+    dst_strides: Sequence[int],
+    src_strides: Sequence[int],
+    width: int,
+    stream: bool = False,
+    pieces: int = 0,
+    count: int = 1,
+) -> Callable[[], None]:
+    """A function running, in one call of the kernel, a program of ``count`` times the same copy
+    from ``src_address`` to ``dst_address`` (views as for ``Program.copy``, ``pieces`` likewise): what
+    calibration times and the tests of the kernel's worker run. The caller keeps both buffers alive."""
+    program = Program()
+    for _ in range(count):
+        program.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width, stream, pieces)
+    run = program.compile()
+    bases = (ctypes.c_void_p * 2)(src_address, dst_address)
+    where = ctypes.addressof(bases)
+
+    def call() -> None:
+        run(where)
+
+    call.keep = bases  # type: ignore[attr-defined]  # the addresses live as long as the function
+    return call
+
+
 class Program:
     """Copy steps encoded for ``dmltile_run_plan``, which runs them all in one call, in order.
 

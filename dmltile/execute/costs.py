@@ -26,7 +26,6 @@ a copy costs under these figures is priced in ``pricing``.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
@@ -444,16 +443,12 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
     KernelCall, address = copy_kernel.KernelCall, copy_kernel.address
     d, s = address(dst), address(src)
-    bases = (ctypes.c_void_p * 2)(s, d)
 
     def program(shape, dst_strides, src_strides, width: int, calls: int, count: int = 1) -> float:
         """Seconds of one call of a plan of ``count`` such steps (the output from the input) run as a
         program."""
-        steps = copy_kernel.Program()
-        for _ in range(count):
-            steps.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width)
-        run = steps.compile()
-        return _best(lambda: run(ctypes.addressof(bases)), calls, 5) / calls
+        run = copy_kernel.step_call(d, s, shape, dst_strides, src_strides, width, count=count)
+        return _best(run, calls, 5) / calls
 
     # A call as a one-thread plan makes it (one program of one 8-byte copy): what every such plan pays.
     call = program((1,), (8,), (8,), 8, 200)
@@ -467,17 +462,18 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_long = _best(lambda: long_runs(d, s), 1, 3)
     t_short = _best(lambda: short_runs(d, s), 1, 3)
     run = max(0.0, (t_short - t_long) / (rows * block // short - rows))
-    halves = (long_runs.piece(0, rows // 2), long_runs.piece(rows // 2, rows))
-
-    def both() -> None:
-        future = pool.submit(halves[1], d, s)
-        halves[0](d, s)
-        future.result()
-
     if copy_kernel.has_worker():
         both = _shared_copy(
             dst[: rows * block].reshape(rows, block), np.broadcast_to(src, (rows, block)), True
         )
+    else:
+        halves = (long_runs.piece(0, rows // 2), long_runs.piece(rows // 2, rows))
+
+        def both() -> None:
+            future = pool.submit(halves[1], d, s)
+            halves[0](d, s)
+            future.result()
+
     t_two = _best(both, 1, 3)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
@@ -507,17 +503,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
 def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int = copy_kernel.SHARE_PIECES):
     """A function copying ``s`` into ``d`` (byte views of one shape) as one call of the copy kernel,
     its one step cut into ``pieces`` for the kernel's worker (0: the calling thread alone)."""
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, d.shape, d.strides, s.strides, 1, stream, pieces)
-    run = program.compile()
-    bases = (ctypes.c_void_p * 2)(copy_kernel.address(s), copy_kernel.address(d))
-    where = ctypes.addressof(bases)
-
-    def copy() -> None:
-        run(where)
-
-    copy.keep = bases  # type: ignore[attr-defined]  # the addresses live as long as the function
-    return copy
+    address = copy_kernel.address
+    return copy_kernel.step_call(address(d), address(s), d.shape, d.strides, s.strides, 1, stream, pieces)
 
 
 def _best_after(setup, value, fn, rounds: int) -> float:

@@ -19,12 +19,12 @@ pytestmark = pytest.mark.skipif(
 
 
 def shared_copy(dst: np.ndarray, src: np.ndarray, pieces: int, stream: bool = False):
-    """A one-step kernel program copying ``src`` into ``dst`` (byte views of one shape), shared."""
-    program = copy_kernel.Program()
-    program.copy(1, 0, 0, 0, dst.shape, dst.strides, src.strides, 1, stream, pieces)
-    run = program.compile()
-    bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(dst))
-    return lambda: run(ctypes.addressof(bases)), bases
+    """A one-step kernel program copying ``src`` into ``dst`` (byte views of one shape), shared; the
+    caller keeps both arrays alive as long as it runs the program."""
+    address = copy_kernel.address
+    return copy_kernel.step_call(
+        address(dst), address(src), dst.shape, dst.strides, src.strides, 1, stream, pieces
+    )
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -37,7 +37,7 @@ def test_a_shared_step_copies_every_byte_once(rows, row, pieces, stream):
     # the destination's rows padded, so a piece that spills past its range shows in the padding
     raw = np.zeros((rows, row + 8), np.uint8)
     dst = raw[:, :row]
-    run, _ = shared_copy(dst, src, pieces, stream)
+    run = shared_copy(dst, src, pieces, stream)
     for value in range(20):  # the worker takes part in some calls and not in others
         src += np.uint8(value > 0)  # new bytes each call (wrapping)
         run()
@@ -62,7 +62,7 @@ def test_a_shared_gather_copies_every_chunk():
 def test_the_worker_takes_pieces_of_a_large_step():
     src = np.arange(1 << 16, dtype=np.uint8)
     dst = np.zeros((128, 1 << 16), np.uint8)
-    run, _ = shared_copy(dst, np.broadcast_to(src, dst.shape), 16)
+    run = shared_copy(dst, np.broadcast_to(src, dst.shape), 16)
     before = copy_kernel.worker_pieces()
     for _ in range(500):  # 8 MiB each: the worker wakes within the first few on any machine
         run()
@@ -79,7 +79,7 @@ def test_callers_on_many_threads_share_one_worker():
     def caller(seed: int) -> None:
         src = np.random.default_rng(seed).integers(0, 256, (32, 8192), dtype=np.uint8)
         dst = np.zeros_like(src)
-        run, _ = shared_copy(dst, src, 16)
+        run = shared_copy(dst, src, 16)
         for k in range(30):
             src[k % 32] ^= 0xFF
             run()
@@ -97,7 +97,7 @@ def test_callers_on_many_threads_share_one_worker():
 def _child(queue) -> None:
     src = np.random.default_rng(7).integers(0, 256, (128, 65536), dtype=np.uint8)
     dst = np.zeros_like(src)
-    run, _ = shared_copy(dst, src, 16)
+    run = shared_copy(dst, src, 16)
     before = copy_kernel.worker_pieces()
     for _ in range(500):
         run()
@@ -111,7 +111,8 @@ def test_a_forked_child_shares_with_a_worker_of_its_own():
     # forking thread, so it must start its own worker or copy alone, and never wait for a thread it
     # does not have.
     warm = np.zeros((16, 4096), np.uint8)
-    shared_copy(warm, np.ones_like(warm), 16)[0]()
+    ones = np.ones_like(warm)
+    shared_copy(warm, ones, 16)()
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_child, args=(queue,))
