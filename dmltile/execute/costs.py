@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 18
+FORMAT = 19
 
 
 @dataclass(frozen=True)
@@ -220,13 +220,13 @@ def _load_or_calibrate(machine: Machine) -> CopyCosts:
         costs = calibrate(machine=machine)
     except (MemoryError, OSError, RuntimeError):
         return _fallback(machine)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps({"fingerprint": fingerprint(machine), "costs": asdict(costs)}, indent=1))
         os.replace(tmp, path)
-    except OSError:
-        pass  # read-only home: keep the measurement for this process only
+    except OSError:  # a read-only home or a full disk: keep the measurement for this process only
+        tmp.unlink(missing_ok=True)
     return costs
 
 

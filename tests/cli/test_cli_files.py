@@ -26,7 +26,7 @@ def no_file_writes():
     resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
 
 
-def script_full_disk(*args, cwd):
+def script_full_disk(*args, cwd, env=None):
     """The real script with a file-size limit of 0 bytes: every write fails as on a full disk."""
     if not SCRIPT.exists():
         pytest.skip("the dmltile script is not installed")
@@ -37,6 +37,7 @@ def script_full_disk(*args, cwd):
         cwd=cwd,
         timeout=60,
         preexec_fn=no_file_writes,
+        env=env,
     )
 
 
@@ -69,6 +70,16 @@ def test_a_full_disk_with_no_old_file_leaves_nothing(tmp_path):
     done = script_full_disk("run", DOC_EXAMPLE, "--output-buffer", "out.bin", cwd=tmp_path)
     assert done.returncode == 2 and "cannot write" in done.stderr
     assert _listing(tmp_path) == []
+
+
+def test_a_full_disk_leaves_no_temporary_in_the_calibration_cache(tmp_path):
+    # Running a plan measures the machine once and stores the figures in the cache folder, through
+    # a temporary file; a write that fails keeps the figures for the run and removes the temporary.
+    cache = tmp_path / "cache"
+    env = {**os.environ, "DMLTILE_CACHE_DIR": str(cache)}
+    done = script_full_disk("run", DOC_EXAMPLE, "--output-buffer", "out.bin", cwd=tmp_path, env=env)
+    assert done.returncode == 2 and "cannot write" in done.stderr
+    assert cache.is_dir() and _listing(cache) == []
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
