@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 5  # must match ABI in kernel/copy_kernel.c
+ABI = 6  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into this many pieces, taken in turn
@@ -65,12 +65,13 @@ def worker_pieces() -> int:
 
 
 def loops(shape: Sequence[int], dst_strides: Sequence[int], src_strides: Sequence[int], width: int) -> tuple:
-    """How the kernel loops over a copy: (bytes per run, runs, odometer steps, whether runs are fills)."""
+    """How the kernel loops over a copy: (bytes per run, runs, odometer steps, whether runs are fills,
+    whether each run of a tight loop starts where the one before it ends)."""
     dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
-    out = (ctypes.c_int64 * 4)()
+    out = (ctypes.c_int64 * 5)()
     if _library().dmltile_loops(len(shape), dims, width, out):
         raise ValueError(f"the copy kernel refused {len(shape)} axes of {width}-byte elements")
-    return out[0], out[1], out[2], bool(out[3])
+    return out[0], out[1], out[2], bool(out[3]), bool(out[4])
 
 
 def has_worker() -> bool:

@@ -18,7 +18,9 @@ from .costs import CopyCosts
 
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
 STREAM_SHARE_MIN = 64 << 20
-KERNEL_MIN_RUN = 256  # the copy kernel is priced only for runs this long (shorter ones gain no whole lines)
+# Shorter runs gain few whole lines of their own: the copy kernel streams them through a small buffer
+# when each starts where the one before it ends, and is not priced for them otherwise (its BOUNCE_RUN).
+KERNEL_MIN_RUN = 256
 
 
 def step_cost(
@@ -110,8 +112,9 @@ SWAP_MAX = 4
 SWAP_SPAN = 256 << 10
 
 
-def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool]:
-    """(bytes per run, runs, odometer steps, whether the runs are fills) of the copy kernel over
+def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool, bool]:
+    """(bytes per run, runs, odometer steps, whether the runs are fills, whether they are joined: each
+    run of a tight loop starts where the one before it ends) of the copy kernel over
     ``axes``, as its plan_loops decides them (the tests hold the two equal): the innermost axis is
     one run when it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in
     the source; a short run repeated back to back is a fill of the whole row; the axis outside the
@@ -137,15 +140,17 @@ def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool
         k = max(range(loop), key=lambda i: shape[i])
         if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
             shape[k], shape[loop] = shape[loop], shape[k]
+            dst[k], dst[loop] = dst[loop], dst[k]
     runs = math.prod(shape[:outer])
-    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill
+    joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
+    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined
 
 
 def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple[float, int]:
     """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
     steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run)."""
-    run, runs, steps, fill = kernel_loops(axes, elem)
+    run, runs, steps, fill, _ = kernel_loops(axes, elem)
     if fill:
         per_run = costs.kernel_fill_ns
     elif run in (1, 2, 4, 8, 16):  # one move each
@@ -188,7 +193,8 @@ def kernel_cost(
     prefer: frozenset[str] = frozenset(),
 ) -> tuple[float, float]:
     """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded,
-    its runs are too short for whole streamed lines, or the output fits in the measured last level;
+    its runs are too short for whole streamed lines and do not join into longer ones, or the output
+    fits in the measured last level;
     ``prefer`` with "stream" makes it near free.
 
     Streaming stores send every line to memory, past the cache. An output that fits in the last level
@@ -200,14 +206,16 @@ def kernel_cost(
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
-    run, runs, _, _ = kernel_loops(merged, width)
-    if run < KERNEL_MIN_RUN and "stream" not in prefer:
+    run, runs, _, _, joined = kernel_loops(merged, width)
+    bounced = run < KERNEL_MIN_RUN
+    if bounced and not joined and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
     if nbytes <= costs.llc_bytes and "stream" not in prefer:
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
-    per = bands * runs * costs.kernel_run_ns
+    # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are.
+    per = bands * (kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns)
     far = costs.src_ns(span(merged, 2, elem), nbytes) if bands == 1 else 0.0
     one = fixed + per + nbytes * (rate + far)
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)

@@ -124,6 +124,47 @@ def test_short_rows_repeated_back_to_back_fill_exactly(stream, offset, row, widt
     assert not raw[:offset].any() and not raw[offset + dst.nbytes :].any()
 
 
+@st.composite
+def short_run_copies(draw):
+    """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-200 bytes innermost),
+    the destination packed or with gaps after some axes, the source packed or broadcast per axis, the
+    destination at any offset within a line, and a point that cuts the outer axis into two calls."""
+    run = draw(st.integers(1, 200))
+    outer = draw(st.lists(st.integers(1, 9), min_size=0, max_size=3))
+    shape = (*outer, run)
+    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 64]), min_size=len(shape), max_size=len(shape)))
+    dst, size = [0] * len(shape), 1
+    for i in reversed(range(len(shape))):
+        dst[i], size = size, size * shape[i] + gaps[i]
+    src, size = [0] * len(shape), 1
+    for i in reversed(range(len(shape))):
+        if i == len(shape) - 1 or draw(st.booleans()):
+            src[i], size = size, size * shape[i]
+    cut = draw(st.integers(0, shape[0]))
+    return shape, tuple(dst), tuple(src), draw(st.integers(0, 63)), cut
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(short_run_copies())
+def test_streamed_short_runs_write_exactly_their_bytes(case):
+    # Streamed runs too short for whole lines of their own go through the kernel's buffer when they
+    # follow one another: every byte equals NumPy's copy, across odometer steps, gaps and a second
+    # call of the same copy, and no byte outside the copy is touched.
+    shape, dst_strides, src_strides, offset, cut = case
+    span = sum((n - 1) * d for n, d in zip(shape, dst_strides, strict=True)) + 1
+    src_size = sum((n - 1) * s for n, s in zip(shape, src_strides, strict=True)) + 1
+    src = np.random.default_rng(span).integers(1, 256, src_size, dtype=np.uint8)
+    raw = np.zeros(offset + span + 64, np.uint8)
+    expect = raw.copy()
+    view = np.lib.stride_tricks.as_strided
+    np.copyto(view(expect[offset:], shape, dst_strides), view(src, shape, src_strides))
+    call = copy_kernel.KernelCall(shape, dst_strides, src_strides, 1, stream=True)
+    for part in (call.piece(0, cut), call.piece(cut, shape[0])):
+        part(copy_kernel.address(raw) + offset, copy_kernel.address(src))
+    assert np.array_equal(raw, expect)
+
+
 @needs_kernel
 def test_pieces_split_the_outer_axis():
     call = copy_kernel.KernelCall((10, 300), (300, 1), (0, 1), 1)
