@@ -109,24 +109,28 @@ def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = fro
     return chunk if all(a[2] >= 0 and a[2] % chunk == 0 for a in axes[:-1]) else 0
 
 
-def band_axis(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, prefer: frozenset[str]) -> tuple[int, int]:
-    """(axis, bands): split the source-data axis with the largest stride into bands so that each band's
-    source fits in L2 (the fewest bands that do); (-1, 1) when the source already fits."""
+def band_axis(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, prefer: frozenset[str]
+) -> tuple[int, list[int]]:
+    """(axis, band counts to price): split the source-data axis with the largest stride into equal bands
+    so that each band's source fits in L2 (the fewest bands that do), or into the most bands that do
+    not: a size such as 1465 = 5 x 293 leaves only bands of 5 rows or of 293, and 293 bands shared with
+    the second thread one by one cost more than bands that spill out of L2. (-1, []) when the source
+    already fits."""
     data = [i for i, a in enumerate(axes) if a[2] != 0 and a[0] > 1]
     if not data:
-        return -1, 1
+        return -1, []
     i = max(data, key=lambda k: abs(axes[k][2]))
-    size = axes[i][0]
+    counts = divisors(axes[i][0])
     footprint = span(axes, 2, elem)
     if "band" in prefer:
-        return i, min(d for d in divisors(size) if d > 1)
+        return i, [min(d for d in counts if d > 1)]
     if footprint <= costs.block_bytes:
-        return -1, 1
+        return -1, []
     need = -(-footprint // costs.block_bytes)
-    bands = min((d for d in divisors(size) if d >= need), default=size)
-    if bands > MAX_BANDS:
-        return -1, 1
-    return i, bands
+    fit = min((d for d in counts if d >= need), default=axes[i][0])
+    fewer = max((d for d in counts if 1 < d < need), default=0)
+    return i, [n for n in (fit, fewer) if 1 < n <= MAX_BANDS]
 
 
 Recipe = tuple
@@ -156,12 +160,12 @@ def _best(
         return cost * 1e-9 if kind in prefer else cost
 
     fresh = 1 + dst_out
-    axis, bands = band_axis(axes, elem, costs, prefer)
+    axis, band_counts = band_axis(axes, elem, costs, prefer)
     best: tuple[float, tuple[Any, ...]] = (
         biased(pick(*step_cost(axes, elem, costs, fresh, 1, dst_out, prefer)), "direct"),
         ("direct", -1, 1),
     )
-    if bands > 1:
+    for bands in band_counts:
         band_axes = banded(axes, axis, bands)
         cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands, dst_out, prefer)), "band")
         if cost < best[0]:

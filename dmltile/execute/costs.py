@@ -145,6 +145,12 @@ class CopyCosts:
         after the last piece is cancelled, not waited for)."""
         return self.share_ns if self.shares_in_kernel else self.thread_ns / 2
 
+    def handoffs_ns(self, bands: int) -> float:
+        """What the second thread adds to a copy made as ``bands`` calls: the kernel's worker is handed
+        each band (a step of the program) on its own, a Python thread all of a phase's copies at once.
+        A 70 MiB output in 293 bands of 5 rows took 2.2 ms on two threads, in 5 bands 1.7 ms."""
+        return self.handoff_ns * (bands if self.shares_in_kernel else 1)
+
     @property
     def stream_ns(self) -> float:
         """Per-byte time of a memmove large enough to use non-temporal stores."""

@@ -95,7 +95,7 @@ def numpy_cost(
         + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
+    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
     rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
@@ -103,7 +103,7 @@ def numpy_cost(
             rates[1] = costs.stream_ns
     one = fixed + per + nbytes * (rates[0] + far)
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
-    two = costs.handoff_ns + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
+    two = costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
     return one, two
 
 
@@ -173,7 +173,7 @@ def plain_kernel_cost(
     work, nbytes = kernel_work_ns(w_axes, width, costs)
     per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = costs.src_ns(span(w_axes, 2, width), nbytes) if bands == 1 else 0.0
+    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
@@ -181,7 +181,7 @@ def plain_kernel_cost(
         calls = 0.0
     else:  # a kernel call per piece, as the plan runner cuts them
         calls = max(bands, min(SHARE_PIECES, bands * w_axes[0][0])) * costs.kernel_call_ns / 2
-    return one, costs.handoff_ns + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
+    return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
 
 
 def kernel_cost(
@@ -216,11 +216,13 @@ def kernel_cost(
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
     # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are.
     per = bands * (kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns)
-    far = costs.src_ns(span(merged, 2, elem), nbytes) if bands == 1 else 0.0
+    far = source_ns(span(merged, 2, elem), nbytes, bands, costs)
     one = fixed + per + nbytes * (rate + far)
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
     two = (
-        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far) if splittable else math.inf
+        costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far)
+        if splittable
+        else math.inf
     )
     if splittable and nbytes >= STREAM_SHARE_MIN and costs.kernel_rate(2) <= 1.1 * costs.kernel_rate(1):
         # A tie (within 10%: calibration noise) goes to two threads. On the project's VM two threads
@@ -258,6 +260,12 @@ def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int)
         else math.inf
     )
     return one, two
+
+
+def source_ns(src_span: int, nbytes: int, bands: int, costs: CopyCosts) -> float:
+    """Extra per-byte cost of reading the source: a band's source that fits in an L2 block is read
+    there by every copy of it after the first, a larger one as a copy's source is (costs.src_ns)."""
+    return 0.0 if bands > 1 and src_span <= costs.block_bytes else costs.src_ns(src_span, nbytes)
 
 
 def _contiguous_1d(w_axes, width: int) -> bool:
