@@ -53,8 +53,8 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
         + (ctypes.c_int,)
     )
     lib.dmltile_copy.restype = ctypes.c_int
-    lib.dmltile_run_plan.argtypes = (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
-    lib.dmltile_run_plan.restype = ctypes.c_int
+    # No argtypes: a compiled program passes its one ctypes array as is, the cheapest call ctypes has.
+    lib.dmltile_run.restype = ctypes.c_int
     lib.dmltile_worker_pieces.restype = ctypes.c_int64
     return lib, ""
 
@@ -179,19 +179,14 @@ def step_call(
     program = Program()
     for _ in range(count):
         program.copy(1, 0, 0, 0, shape, dst_strides, src_strides, width, stream, pieces)
-    run = program.compile()
     bases = (ctypes.c_void_p * 2)(src_address, dst_address)
-    where = ctypes.addressof(bases)
-
-    def call() -> None:
-        run(where)
-
-    call.keep = bases  # type: ignore[attr-defined]  # the addresses live as long as the function
-    return call
+    run = program.compile(ctypes.addressof(bases))
+    run.keep = bases  # type: ignore[attr-defined]  # the addresses live as long as the function
+    return run
 
 
 class Program:
-    """Copy steps encoded for ``dmltile_run_plan``, which runs them all in one call, in order.
+    """Copy steps encoded for the kernel's ``dmltile_run``, which runs them all in one call, in order.
 
     Buffers are numbered: a call passes a ctypes array holding each buffer's address.
     """
@@ -243,14 +238,16 @@ class Program:
         self._values += [kind, dst, dst_offset, src, src_offset, ndim, width, int(stream), index, pieces]
         self.steps += 1
 
-    def compile(self) -> Callable[[int], None]:
-        """A function of the address of the buffers' address array that runs every step."""
-        fn = _library().dmltile_run_plan
+    def compile(self, bases_address: int) -> Callable[[], None]:
+        """A function that runs every step on the buffers whose addresses are in the array at
+        ``bases_address`` (the caller keeps it alive, and may change the addresses between calls)."""
+        fn = _library().dmltile_run
         encoded = (ctypes.c_int64 * max(1, len(self._values)))(*self._values)
-        program, steps, keep = ctypes.addressof(encoded), self.steps, (encoded, self._indexes)
+        steps, keep = self.steps, (encoded, self._indexes)
+        call = (ctypes.c_int64 * 3)(bases_address, ctypes.addressof(encoded), steps)
 
-        def run(bases_address: int) -> None:
-            failed = fn(bases_address, program, steps)
+        def run() -> None:
+            failed = fn(call)
             if failed:
                 raise RuntimeError(
                     f"the copy kernel refused step {failed} of {steps} ({len(keep[0])} values)"

@@ -165,21 +165,21 @@ class PlanRunner:
             assert self._program is not None
             temps = [_aligned_empty(n) for n in self.plan.temps]
             bases = (ctypes.c_void_p * (2 + len(temps)))(0, 0, *(address(t) for t in temps))
-            state = local.compiled = [self._program.compile(), bases, ctypes.addressof(bases), temps, None]
-        last = state[4]
+            state = local.compiled = [self._program.compile(ctypes.addressof(bases)), bases, temps, None]
+        last = state[3]
         if last is None or last[0] is not src or last[1] is not dst:
             bases = state[1]
             bases[0], bases[1] = address(src), address(dst)
             if bases[0] < bases[1] + dst.nbytes and bases[1] < bases[0] + src.nbytes:
                 src = src.copy()  # the output overlaps the input: read the input first, as a value
                 bases[0] = address(src)
-                state[4] = None
+                state[3] = None
             else:
                 # Kept (so alive, so "is" cannot match a new array at a recycled address) only for
                 # small arrays, as the views below are.
                 small = src.nbytes <= VIEW_CACHE_MAX_BYTES and dst.nbytes <= VIEW_CACHE_MAX_BYTES
-                state[4] = (src, dst) if small else None
-        state[0](state[2])
+                state[3] = (src, dst) if small else None
+        state[0]()
 
     def run(self, src: np.ndarray, dst: np.ndarray) -> None:
         """Execute every step; ``src``/``dst`` are C-contiguous arrays whose bytes hold the tensors."""

@@ -82,7 +82,7 @@ def test_a_program_copy_with_ordinary_stores_equals_np_copyto(pair):
     program = copy_kernel.Program()
     program.copy(1, 0, 0, 0, dst.shape, dst.strides, src.strides, dtype.itemsize)
     bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(dst))
-    program.compile()(ctypes.addressof(bases))
+    program.compile(ctypes.addressof(bases))()
     assert np.array_equal(raw, expect_raw)  # every byte: the view's and the padding around it
 
 
@@ -242,9 +242,8 @@ def test_a_program_runs_its_steps_in_order(shift):
     program.copy(2, 0, 0, 0, (4, 4, 4), (64, 16, 4), (16, 0, 4), 4)  # temp row r = x[4r:4r+4] four times
     program.gather(1, 0, 2, 0, 64, 64, np.array([3, 0, 0, 2]))  # output rows: temp rows 3, 0, 0, 2
     program.copy(1, 256, 0, 0, (16,), (4,), (4,), 4)
-    run = program.compile()
     bases = (ctypes.c_void_p * 3)(copy_kernel.address(x), copy_kernel.address(out), copy_kernel.address(temp))
-    run(ctypes.addressof(bases))
+    program.compile(ctypes.addressof(bases))()
     expect_temp = np.repeat(x.reshape(4, 1, 4), 4, axis=1).reshape(4, 16)
     assert np.array_equal(temp.reshape(4, 16), expect_temp)
     assert np.array_equal(out[:64].reshape(4, 16), expect_temp[[3, 0, 0, 2]])
@@ -261,7 +260,7 @@ def test_runs_of_every_short_length_copy_exactly_without_touching_the_gaps(run):
     program = copy_kernel.Program()
     program.copy(1, 1, 0, 1, (7,), (run + 3,), (run,), run)
     bases = (ctypes.c_void_p * 2)(copy_kernel.address(src), copy_kernel.address(out))
-    program.compile()(ctypes.addressof(bases))
+    program.compile(ctypes.addressof(bases))()
     expect = np.zeros_like(out)
     for j in range(7):
         expect[1 + j * (run + 3) : 1 + j * (run + 3) + run] = src[1 + j * run : 1 + (j + 1) * run]
@@ -275,7 +274,7 @@ def test_a_program_refuses_a_step_it_cannot_run():
     program._values[5] = 99  # more axes than the kernel takes
     bases = (ctypes.c_void_p * 2)(0, 0)
     with pytest.raises(RuntimeError, match="refused step 1"):
-        program.compile()(ctypes.addressof(bases))
+        program.compile(ctypes.addressof(bases))()
 
 
 def test_large_streaming_copies_share_two_threads_on_a_tie():
@@ -350,7 +349,7 @@ def test_long_runs_copy_exactly_at_every_misalignment(shift, run):
     program = copy_kernel.Program()
     program.copy(1, 0, 0, 0, dst.shape, dst.strides, view.strides, 1)
     bases = (ctypes.c_void_p * 2)(copy_kernel.address(view), copy_kernel.address(dst))
-    program.compile()(ctypes.addressof(bases))
+    program.compile(ctypes.addressof(bases))()
     assert np.array_equal(raw, expect)
 
 

@@ -51,11 +51,11 @@ def test_a_shared_gather_copies_every_chunk():
     out = np.zeros((4096, 64), np.uint8)
     program = copy_kernel.Program()
     program.gather(1, 0, 0, 0, 64, 64, index, copy_kernel.SHARE_PIECES)
-    run = program.compile()
     bases = (ctypes.c_void_p * 2)(copy_kernel.address(rows), copy_kernel.address(out))
+    run = program.compile(ctypes.addressof(bases))
     for _ in range(10):
         out[...] = 0
-        run(ctypes.addressof(bases))
+        run()
         assert np.array_equal(out, rows[index])
 
 
