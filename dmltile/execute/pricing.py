@@ -18,9 +18,11 @@ from .costs import CopyCosts
 
 # Streaming copies from this size go to two threads unless measured >10% slower (see kernel_cost).
 STREAM_SHARE_MIN = 64 << 20
-# Shorter runs gain few whole lines of their own: the copy kernel streams them through a small buffer
-# when each starts where the one before it ends, and is not priced for them otherwise (its BOUNCE_RUN).
+# Shorter runs gain few whole lines of their own: the copy kernel is not priced for them, unless each
+# starts where the one before it ends: it then streams runs shorter than BOUNCE_RUN through a small
+# buffer, whole lines together (its own BOUNCE_RUN).
 KERNEL_MIN_RUN = 256
+BOUNCE_RUN = 1024
 
 
 def step_cost(
@@ -207,8 +209,8 @@ def kernel_cost(
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
     run, runs, _, _, joined = kernel_loops(merged, width)
-    bounced = run < KERNEL_MIN_RUN
-    if bounced and not joined and "stream" not in prefer:
+    bounced = joined and run < BOUNCE_RUN
+    if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
     if nbytes <= costs.llc_bytes and "stream" not in prefer:

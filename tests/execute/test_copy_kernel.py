@@ -126,10 +126,10 @@ def test_short_rows_repeated_back_to_back_fill_exactly(stream, offset, row, widt
 
 @st.composite
 def short_run_copies(draw):
-    """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-200 bytes innermost),
+    """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost),
     the destination packed or with gaps after some axes, the source packed or broadcast per axis, the
     destination at any offset within a line, and a point that cuts the outer axis into two calls."""
-    run = draw(st.integers(1, 200))
+    run = draw(st.integers(1, 1100))
     outer = draw(st.lists(st.integers(1, 9), min_size=0, max_size=3))
     shape = (*outer, run)
     gaps = draw(st.lists(st.sampled_from([0, 0, 1, 64]), min_size=len(shape), max_size=len(shape)))

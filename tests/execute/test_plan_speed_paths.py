@@ -218,7 +218,8 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     model = dataclasses.replace(BENCH, llc_bytes=llc, byte_l2_ns=0.01, byte_llc_ns=0.03, byte_mem_ns=0.08)
     assert model.byte_ns(1024) == 0.01  # within half of L2
     assert model.byte_ns(llc // 4) == pytest.approx(0.03)
-    assert model.byte_ns(4 * llc) == model.byte_ns(64 * llc) == 0.08  # far beyond the last-level cache
+    assert model.byte_ns(llc) == pytest.approx(0.03)
+    assert model.byte_ns(llc + 4096) == model.byte_ns(64 * llc) == 0.08  # beyond the last-level cache
     sizes = [1 << k for k in range(10, 40)]
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 

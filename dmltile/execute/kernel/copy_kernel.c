@@ -344,16 +344,16 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
     return l;
 }
 
-/* Streaming short runs. A run shorter than a few lines gains few whole lines of its own: streamed
- * one by one, the partial lines at its ends are written with ordinary stores, read for ownership.
- * But runs that follow one another in the destination (a row of 4 int32 repeated twice, 4.5 million
- * times) make whole lines together. They are written with ordinary stores into a small buffer that
- * keeps the destination's alignment, and the buffer's whole lines go out with streaming stores: 140
- * MiB of such rows took 11.4 ms this way and 18.5 ms with ordinary stores, one thread. */
-/* Runs shorter than this go through the buffer when they follow one another; pricing.py's
- * KERNEL_MIN_RUN is the same bound. */
-#define BOUNCE_RUN 256
+/* Streaming short runs. A run of a few lines gains few whole lines of its own: streamed one by one,
+ * the partial lines at its ends are written with ordinary stores, read for ownership (a run of 804
+ * bytes: 2 lines in 13). But runs that follow one another in the destination (a row of 4 int32
+ * repeated twice, 4.5 million times) make whole lines together. They are written with ordinary stores
+ * into a small buffer that keeps the destination's alignment, and the buffer's whole lines go out
+ * with streaming stores: 140 MiB of such rows took 11.4 ms this way and 18.5 ms with ordinary stores,
+ * one thread. Runs shorter than BOUNCE_RUN go through the buffer when they follow one another
+ * (pricing.py's BOUNCE_RUN is the same bound). */
 #define BOUNCE 1024
+#define BOUNCE_RUN BOUNCE
 typedef struct {
     char *base;  /* the line-aligned destination address of buf[0]; NULL when the buffer is empty */
     int64_t lo, n; /* buf[lo, n) holds bytes for base + [lo, n) */
