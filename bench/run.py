@@ -55,13 +55,19 @@ def batch_size(fn) -> int:
 
 def interleaved_best(columns: dict, budget: float) -> dict:
     """Best seconds per call of every column, timed in rounds (one batch of each column per round),
-    so that a change in the machine's load hits all columns alike and the ratios stay fair."""
+    so that a change in the machine's load hits all columns alike and the ratios stay fair.
+
+    Every other round runs the columns in reverse order, so no column always follows the same one: a
+    column that allocates and frees a large array (np.tile, onnxruntime's run) slows whatever runs
+    next for a while here (a 40 MiB Tile took 3.1 ms right after onnxruntime, 2.0 after a fill, 1.4
+    after itself; on one thread 6.2, 3.2 and 3.4), longer than the settling call below covers."""
     sizes = {name: batch_size(fn) for name, fn in columns.items()}
     best = dict.fromkeys(columns, float("inf"))
     deadline = time.perf_counter() + budget
     rounds = 0
     while rounds < 3 or (time.perf_counter() < deadline and rounds < 200):
-        for name, fn in columns.items():
+        order = list(columns.items())
+        for name, fn in order if rounds % 2 == 0 else reversed(order):
             fn()  # settle after the previous column (np.tile frees big arrays, which unmaps pages)
             t0 = time.perf_counter()
             for _ in range(sizes[name]):
