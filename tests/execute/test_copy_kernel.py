@@ -287,7 +287,10 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
     big = plan.make_plan(
         [1, 4096, 1024], [64, 1, 1], [4 << 22, 4096, 4], [4 << 22, 4096, 4], 4, threads=2, costs=tie
     )
-    assert big.split and all(step.stream for step in big.steps)
+    streamed = [step for step in big.steps if step.stream]
+    assert streamed and all(step.phase in big.split for step in streamed)
+    gib = ((64, 1 << 24, 0), (1 << 22, 4, 4))  # the same copy as one step
+    assert pricing.kernel_cost(gib, 4, tie, 1)[1] < pricing.kernel_cost(gib, 4, tie, 1)[0]
     assert (
         pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
         > pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
