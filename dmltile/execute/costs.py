@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 22
+FORMAT = 23
 
 
 @dataclass(frozen=True)
@@ -496,7 +496,9 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
     # instead of a loop of 4 or fewer).
     t_steps = program((n // 8, 8, 1), (16 * width, 2 * width, width), (8 * width, width, width), width, 20)
-    t_fills = program((n, 2), (16, 8), (8, 0), 8, 20)  # short fills: each row one int64 written twice
+    # Short fills: each row one int64 written twice, from every other int64 of the source (elements
+    # that follow one another are repeated 16 bytes of them at a time, a case of its own).
+    t_fills = program((n, 2), (16, 8), (16, 0), 8, 20)
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
     t_calls = program((n,), (144,), (72,), 72, 20)  # runs of 72 bytes: a call of memcpy each
     nbytes = rows * block

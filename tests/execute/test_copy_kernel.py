@@ -124,6 +124,23 @@ def test_short_rows_repeated_back_to_back_fill_exactly(stream, offset, row, widt
     assert not raw[:offset].any() and not raw[offset + dst.nbytes :].any()
 
 
+@needs_kernel
+@pytest.mark.parametrize("times", [2, 3, 4])
+@pytest.mark.parametrize("width", [1, 2, 4, 8])
+@pytest.mark.parametrize("count", [1, 15, 16, 17, 33, 100])
+def test_each_element_repeated_in_place_equals_np_repeat(count, width, times):
+    # A row whose every element is repeated 2 or 4 times (nearest-neighbour upsampling) is written 16
+    # bytes of elements at a time; 3 times, and the elements past the last whole 16 bytes, one by one.
+    dtype = np.dtype(f"u{width}")
+    x = np.random.default_rng(count * width).integers(1, 2**8, count).astype(dtype)
+    raw = np.zeros(count * times * width + 64, np.uint8)
+    dst = np.ndarray((count, times), dtype, raw, 16)
+    call = copy_kernel.KernelCall(dst.shape, dst.strides, (width, 0), width, stream=False)
+    call(copy_kernel.address(raw) + 16, copy_kernel.address(x))
+    assert np.array_equal(dst.reshape(-1), np.repeat(x, times))
+    assert not raw[:16].any() and not raw[16 + dst.nbytes :].any()
+
+
 @st.composite
 def short_run_copies(draw):
     """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost),
