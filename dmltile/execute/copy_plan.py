@@ -72,7 +72,9 @@ def make_plan(
         # as reshapes, whose np.copyto pays NumPy's loops (rows of 11 float16 repeated 13 times: 2.3 us
         # as reshapes, where a fan-out in one kernel call took 1.4).
         one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
-        runner = costs.kernel_call_ns if copy_kernel.available() else costs.view_ns
+        # The runner's own work per call (its checks, the addresses it passes) costs about what
+        # building a view does, on top of the kernel's call (as for a one-step plan below).
+        runner = costs.view_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
         simple = (min(one, two) if threads > 1 else one) + runner
         if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES:
             simple = min(simple, numpy_cost(axes, elem, costs, 0)[0])
