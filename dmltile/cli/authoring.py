@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from ..core.enums import DataType
 from ..core.tensor import UINT32_MAX
@@ -28,7 +29,7 @@ from .report_schemas import REPORTS, report_schema
 
 def _print_issues(issues) -> None:
     for i in issues:
-        err_console.print(f"[red]{i.code}[/] {i.path or '<document>'}: ", end="", highlight=False)
+        err_console.print(f"[red]{i.code}[/] {escape(i.path or '<document>')}: ", end="", highlight=False)
         err_console.print(i.message + (f" (fix: {i.hint})" if i.hint else ""), highlight=False, markup=False)
 
 

@@ -267,7 +267,7 @@ def check_cmd(
     if as_json:
         emit_json(_check_document(model, levels, results, all_levels))
     elif not results:
-        console.print(f"{model}: no Tile nodes", highlight=False)
+        console.print(f"{model}: no Tile nodes", highlight=False, markup=False)
     elif all_levels:
         _print_matrix(model, levels, results)
     else:

@@ -163,7 +163,7 @@ def _print_next_steps(
 ) -> None:
     """What was written and how to run and compare it on Windows (``write_file``: where an 8-bit
     output is saved, since DxDispatch prints such values as characters)."""
-    console.print(f"wrote {output}", highlight=False)
+    console.print(f"wrote {output}", highlight=False, markup=False)
     if write_file:
         console.print(
             f"note: DxDispatch prints {desc.output.data_type.name} values as characters and stops at a zero byte; "

@@ -26,7 +26,7 @@ def _write(path: Path, text: str, option: str, force: bool) -> None:
         write_text(path, text, option, force)
     except WriteError as e:
         raise fail(str(e)) from None
-    console.print(f"{option.lstrip('-')} saved to {path}", highlight=False)
+    console.print(f"{option.lstrip('-')} saved to {path}", highlight=False, markup=False)
 
 
 @app.command("explain")

@@ -231,10 +231,16 @@ def _show_output(
             )
         except WriteError as e:
             raise fail(str(e)) from None
-        console.print(f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}", highlight=False)
+        console.print(
+            f"ran on {where}: output {list(y.shape)} {y.dtype} saved to {output}",
+            highlight=False,
+            markup=False,
+        )
         return
     source = f"input buffer {input_buffer}" if x is None else f"input {list(x.shape)} {x.dtype}"
-    console.print(f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False)
+    console.print(
+        f"ran on {where}: {source} -> output {list(y.shape)} {y.dtype}", highlight=False, markup=False
+    )
     console.print(
         np.array2string(y, threshold=200, edgeitems=3, max_line_width=console.width),
         highlight=False,
@@ -311,6 +317,7 @@ def _run_buffers(
         say.print(
             f"output buffer: {plural(out_bytes.size, 'byte')}{note}, saved to {output_buffer}",
             highlight=False,
+            markup=False,
         )
     else:
         say.print(f"output buffer: {plural(out_bytes.size, 'byte')}{note}", highlight=False)

@@ -133,7 +133,7 @@ def print_reports(results: dict[str, list[ValidationReport]]) -> None:
         r = reports[0]
         verdict = "[green]valid[/]" if r.valid else "[red]INVALID[/]"
         level = r.feature_level.c_name if r.feature_level else "?"
-        console.print(f"{f}: {verdict} at {level}", highlight=False)
+        console.print(f"{escape(str(f))}: {verdict} at {level}", highlight=False)
         for i in r.issues:
             colour = "red" if i.severity == "error" else "yellow"
             line = Text("  ") + Text(i.code, style=colour) + Text(f" {i.path or '<document>'}: {i.message}")

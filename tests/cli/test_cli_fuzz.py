@@ -135,3 +135,15 @@ def test_keys_and_file_names_that_look_like_markup_are_shown_as_they_are(tmp_pat
     named.write_text(DOC_EXAMPLE.read_text())
     listed = invoke("validate", named, DOC_EXAMPLE, "--all-levels")
     assert listed.exit_code == 0 and "a[red]b.json" in listed.stdout
+    checked = invoke("validate", named)
+    assert checked.exit_code == 0 and "a[red]b.json: valid" in checked.stdout
+    formatted = invoke("fmt", doc)
+    assert formatted.exit_code != 0 and "[/]" in formatted.stderr
+    for args, shown in (
+        (("run", named, "--output", tmp_path / "y[red].npy"), "y[red].npy"),
+        (("run", named, "--output-buffer", tmp_path / "y[red].bin"), "y[red].bin"),
+        (("explain", named, "--svg", tmp_path / "y[red].svg"), "y[red].svg"),
+        (("export", named, "--dxdispatch", "-o", tmp_path / "y[red].json"), "y[red].json"),
+    ):
+        done = invoke(*args)
+        assert done.exit_code == 0 and shown in done.stdout, (args, done.stdout)
