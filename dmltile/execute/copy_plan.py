@@ -72,9 +72,7 @@ def make_plan(
         # as reshapes, whose np.copyto pays NumPy's loops (rows of 11 float16 repeated 13 times: 2.3 us
         # as reshapes, where a fan-out in one kernel call took 1.4).
         one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
-        # The runner's own work per call (its checks, the addresses it passes) costs about what
-        # building a view does, on top of the kernel's call (as for a one-step plan below).
-        runner = costs.view_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
+        runner = costs.runner_work_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
         simple = (min(one, two) if threads > 1 else one) + runner
         if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES:
             simple = min(simple, numpy_cost(axes, elem, costs, 0)[0])
@@ -88,12 +86,12 @@ def make_plan(
     if recipe == ("direct", -1, 1) and not plan.split and not prefer and len(plan.steps) == 1:
         # One copy runs as two reshapes and np.copyto, whose loop pays per element or row; the kernel
         # moves short rows (thousands of 6-24 bytes) for a fraction of that, after a dearer call.
-        # Both priced on the step as emitted (the element the reshapes view as); the runner's own
-        # work per call (its checks, the addresses it passes) costs about what building a view does.
+        # Both priced on the step as emitted (the element the reshapes view as), the program with the
+        # runner's own work per call.
         step = plan.steps[0]
         step_axes = simplify(tuple(zip(step.shape, step.dst_strides, step.src_strides, strict=True)))
         numpy = numpy_cost(step_axes, step.width, costs, 0)[0]
-        if program_cost(step_axes, step.width, costs) + costs.view_ns < numpy:
+        if program_cost(step_axes, step.width, costs) + costs.runner_work_ns < numpy:
             plan = replace(plan, program=True)
     return plan
 

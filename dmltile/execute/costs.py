@@ -159,6 +159,12 @@ class CopyCosts:
         return self.handoff_ns * (bands if self.shares_in_kernel else 1)
 
     @property
+    def runner_work_ns(self) -> float:
+        """The plan runner's own work per call, besides its copies and the kernel's call: its checks
+        and the addresses it passes cost about what building one view does."""
+        return self.view_ns
+
+    @property
     def stream_ns(self) -> float:
         """Per-byte time of a memmove large enough to use non-temporal stores."""
         return self.byte_mem_ns * self.stream_ratio
