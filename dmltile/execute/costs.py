@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 23
+FORMAT = 24
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,11 @@ any strided views, chosen by the planner only where its measured rate wins, and 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import json
+import mmap
 import os
 import shutil
 from dataclasses import asdict, replace
@@ -124,21 +126,62 @@ def test_short_rows_repeated_back_to_back_fill_exactly(stream, offset, row, widt
     assert not raw[:offset].any() and not raw[offset + dst.nbytes :].any()
 
 
+@contextlib.contextmanager
+def bytes_before_a_guard_page(size: int):
+    """A writable uint8 array of ``size`` bytes that ends where an unreadable page begins: a read past
+    its end faults (POSIX; elsewhere the array is ordinary memory and the test checks values only)."""
+    page = mmap.PAGESIZE
+    pages = -(-size // page) + 1
+    block = mmap.mmap(-1, pages * page)  # unmapped when the last view of it is gone
+    anchor = ctypes.c_char.from_buffer(block)
+    start = ctypes.addressof(anchor)
+    del anchor
+    libc = ctypes.CDLL(None, use_errno=True) if os.name == "posix" else None
+    guard = start + (pages - 1) * page
+    if libc is not None:
+        assert libc.mprotect(ctypes.c_void_p(guard), ctypes.c_size_t(page), 0) == 0  # PROT_NONE
+    try:
+        yield np.frombuffer(block, np.uint8, size, (pages - 1) * page - size)
+    finally:
+        if libc is not None:
+            libc.mprotect(ctypes.c_void_p(guard), ctypes.c_size_t(page), 3)  # PROT_READ | PROT_WRITE
+
+
+@st.composite
+def joined_short_runs(draw):
+    """count runs of 1-15 bytes written one after another, each a copy of the source bytes s_step apart
+    (any step under 40, overlapping or broadcast included), or a fill of a 1-8 byte element repeated
+    (each element of a row repeated, as nearest-neighbour upsampling does)."""
+    count = draw(st.integers(1, 300))
+    if draw(st.booleans()):
+        width = draw(st.sampled_from([1, 2, 4, 8]))
+        times = draw(st.integers(1, 15 // width)) if width < 8 else 1
+        step = draw(st.integers(0, 40 // width)) * width
+        return count, (count, times), (times * width, width), (step, 0), width
+    run = draw(st.integers(1, 15))
+    return count, (count, run), (run, 1), (draw(st.integers(0, 40)), 1), 1
+
+
 @needs_kernel
-@pytest.mark.parametrize("times", [2, 3, 4])
-@pytest.mark.parametrize("width", [1, 2, 4, 8])
-@pytest.mark.parametrize("count", [1, 15, 16, 17, 33, 100])
-def test_each_element_repeated_in_place_equals_np_repeat(count, width, times):
-    # A row whose every element is repeated 2 or 4 times (nearest-neighbour upsampling) is written 16
-    # bytes of elements at a time; 3 times, and the elements past the last whole 16 bytes, one by one.
-    dtype = np.dtype(f"u{width}")
-    x = np.random.default_rng(count * width).integers(1, 2**8, count).astype(dtype)
-    raw = np.zeros(count * times * width + 64, np.uint8)
-    dst = np.ndarray((count, times), dtype, raw, 16)
-    call = copy_kernel.KernelCall(dst.shape, dst.strides, (width, 0), width, stream=False)
-    call(copy_kernel.address(raw) + 16, copy_kernel.address(x))
-    assert np.array_equal(dst.reshape(-1), np.repeat(x, times))
-    assert not raw[:16].any() and not raw[16 + dst.nbytes :].any()
+@settings(max_examples=400, deadline=None)
+@given(case=joined_short_runs(), offset=st.integers(0, 15))
+def test_joined_short_runs_equal_numpy_and_read_only_their_source(case, offset):
+    # Such runs are written 16 bytes at a time as shuffles of one or two 16-byte loads: every byte
+    # equals NumPy's copy, none outside the output is written, and no load reaches past the last byte
+    # the runs read (the source ends at an unreadable page).
+    count, shape, dst_strides, src_strides, width = case
+    read = (count - 1) * src_strides[0] + (shape[1] - 1) * src_strides[1] + width
+    raw = np.zeros(offset + count * dst_strides[0] + 32, np.uint8)
+    with bytes_before_a_guard_page(read) as src:
+        src[:] = np.random.default_rng(read).integers(1, 256, read, dtype=np.uint8)
+        dtype, expect = np.dtype(f"u{width}"), raw.copy()
+        np.copyto(
+            np.ndarray(shape, dtype, expect, offset, dst_strides),
+            np.ndarray(shape, dtype, src, 0, src_strides),
+        )
+        call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=False)
+        call(copy_kernel.address(raw) + offset, copy_kernel.address(src))
+    assert np.array_equal(raw, expect)
 
 
 @st.composite

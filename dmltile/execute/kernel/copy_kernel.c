@@ -47,6 +47,15 @@ EXPORT int dmltile_kernel_abi(void) { return ABI; }
 /* 1 when stream steps use non-temporal stores on this build, 0 when they are plain copies. */
 EXPORT int dmltile_kernel_streams(void) { return DMLTILE_STREAM; }
 
+/* An empty statement the compiler must keep, in loops that copy a few axes' values: GCC otherwise
+ * turns them into inline rep movsq / rep stosq, whose start-up (some 30 cycles each) made a fifth of
+ * the time of a copy of 5 KiB. */
+#if defined(__GNUC__)
+#define KEEP_LOOP() __asm__ volatile("")
+#else
+#define KEEP_LOOP() ((void)0)
+#endif
+
 static int64_t to_line(const char *d) { return (int64_t)((LINE - ((uintptr_t)d & (LINE - 1))) & (LINE - 1)); }
 
 #if DMLTILE_STREAM
@@ -214,37 +223,100 @@ static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int st
     for (; k < n; k++) d[k] = elem[k % width];
 }
 
-#if DMLTILE_STREAM
-/* Each of 16 / width elements in v twice, as two vectors (lo, hi): the interleave of v with itself. */
-static inline void twice(__m128i v, int64_t width, __m128i *lo, __m128i *hi) {
-    switch (width) {
-    case 1: *lo = _mm_unpacklo_epi8(v, v), *hi = _mm_unpackhi_epi8(v, v); return;
-    case 2: *lo = _mm_unpacklo_epi16(v, v), *hi = _mm_unpackhi_epi16(v, v); return;
-    case 4: *lo = _mm_unpacklo_epi32(v, v), *hi = _mm_unpackhi_epi32(v, v); return;
-    default: *lo = _mm_unpacklo_epi64(v, v), *hi = _mm_unpackhi_epi64(v, v); return;
+/* Short runs that follow one another in the destination (a row of int16 each repeated 5 times, every
+ * other int16 of a padded row gathered together) as byte shuffles (SSSE3's pshufb): each 16 bytes of
+ * output is one or two 16-byte loads of the source, shuffled and combined, where the runs one by one
+ * cost a store or two each (4256 int16 two elements apart: 12 against about 3 bytes a ns). The output
+ * byte j of a sequence of runs comes from source byte (j / run) * s_step + (j % run) (j % run % unit
+ * for a fill of a unit-byte element), a pattern that repeats every lcm(16, run) output bytes: its
+ * masks are worked out once per copy. Built only by compilers that can target SSSE3 in one function
+ * and ask the CPU whether it has it (GCC, Clang); elsewhere the runs are copied one by one. */
+#if DMLTILE_STREAM && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <tmmintrin.h>
+#define DMLTILE_SHUFFLE 1
+#else
+#define DMLTILE_SHUFFLE 0
+#endif
+
+#define SHUFFLE_PERIOD 8 /* at most this many output vectors before the pattern repeats */
+typedef struct {
+    int vectors;            /* output vectors per period; 0 when the runs are not shuffled */
+    int64_t per, advance;   /* runs, and source bytes, per period */
+    int64_t reach;          /* source bytes a period's loads span, from its first run's source */
+    int64_t at[SHUFFLE_PERIOD];   /* each output vector's first load, from the period's first run */
+    int two[SHUFFLE_PERIOD];      /* whether it needs a second load, 16 bytes on */
+    _Alignas(16) unsigned char mask[SHUFFLE_PERIOD][2][16];
+} shuffle_t;
+
+/* The period and masks for count runs of run bytes, s_step apart in the source and joined in the
+ * destination; vectors stays 0 when shuffles would not pay or cannot be used. */
+static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t run, int fill, int64_t unit) {
+    p->vectors = 0;
+#if DMLTILE_SHUFFLE
+    /* Every 16 output bytes span two runs or more: runs 32 bytes apart or more need more loads. */
+    if (run >= 16 || s_step < 0 || s_step >= 32 || (!fill && s_step == run)) return;
+    int vectors = (int)(run / (run & -run)); /* lcm(16, run) / 16 for a run under 16 */
+    if (vectors > SHUFFLE_PERIOD) return;
+    if (count * run < 64 * vectors || !__builtin_cpu_supports("ssse3")) return;
+    int r = 0, t = 0, reach = 0, step = (int)s_step, length = (int)run, mod = fill ? (int)unit - 1 : 31;
+    for (int o = 0; o < vectors; o++) {
+        int src[16], lo = INT32_MAX, hi = 0;
+        for (int b = 0; b < 16; b++) {
+            src[b] = r * step + (t & mod); /* a fill's unit divides 16, and t < 16 */
+            lo = src[b] < lo ? src[b] : lo, hi = src[b] > hi ? src[b] : hi;
+            if (++t == length) t = 0, r++;
+        }
+        if (hi - lo >= 32) return;
+        p->at[o] = lo, p->two[o] = hi - lo >= 16;
+        /* pshufb takes a byte's index from its low 4 bits and zeroes it when bit 7 is set: an offset
+         * under 32 from lo goes in the first load's mask when its bit 4 is clear, else the second's. */
+        unsigned char rel[16];
+        for (int b = 0; b < 16; b++) rel[b] = (unsigned char)(src[b] - lo);
+        __m128i off = _mm_loadu_si128((const __m128i *)rel), bit4 = _mm_and_si128(off, _mm_set1_epi8(16));
+        _mm_store_si128((__m128i *)p->mask[o][0], _mm_or_si128(off, _mm_slli_epi16(bit4, 3)));
+        bit4 = _mm_xor_si128(bit4, _mm_set1_epi8(16));
+        _mm_store_si128((__m128i *)p->mask[o][1], _mm_or_si128(off, _mm_slli_epi16(bit4, 3)));
+        reach = lo + 16 * (1 + p->two[o]) > reach ? lo + 16 * (1 + p->two[o]) : reach;
     }
+    p->vectors = vectors, p->per = r, p->advance = r * s_step, p->reach = reach;
+#else
+    (void)count, (void)s_step, (void)run, (void)fill, (void)unit;
+#endif
 }
 
-/* count elements of width bytes (1, 2, 4 or 8) that follow one another from s, each written times (2
- * or 4) times over from d on: a Tile that repeats each element of a row (nearest-neighbour
- * upsampling). Sixteen bytes of elements at a time are interleaved with themselves, once for twice
- * and again at double the width for four times, where a fill per element stores each on its own (904
- * int32 pairs: about 0.9 us that way). Returns how many elements it wrote: whole vectors only. */
-static int64_t repeat_each(char *d, const char *s, int64_t count, int64_t width, int64_t times) {
-    int64_t per = 16 / width, done = 0;
-    for (; done + per <= count; done += per, s += 16) {
-        __m128i lo, hi;
-        twice(_mm_loadu_si128((const __m128i *)s), width, &lo, &hi);
-        if (times == 2) {
-            _mm_storeu_si128((__m128i *)d, lo), _mm_storeu_si128((__m128i *)(d + 16), hi), d += 32;
-            continue;
+#if DMLTILE_SHUFFLE
+/* The first runs of count (as planned by plan_shuffle) as whole periods of shuffles, whose loads stay
+ * within the bytes the runs read (read: the bytes each run reads from its source); returns how many
+ * runs it wrote. Each output vector of the period is written for a block of periods in a loop of its
+ * own, its mask in a register: one loop over the vectors of each period ran at 1.2 ns a vector, these
+ * at 0.3 (a block's destination, at most 8 KiB, stays in L1 between the passes). */
+#define SHUFFLE_BLOCK 64
+__attribute__((target("ssse3"))) static int64_t shuffle_runs(char *d, const char *s, int64_t count, int64_t s_step,
+                                                             int64_t read, const shuffle_t *p) {
+    int64_t periods = count / p->per, last = (count - 1) * s_step + read - p->reach; /* last: the last period's start */
+    if (last < 0) return 0;
+    if (p->advance > 0 && last / p->advance + 1 < periods) periods = last / p->advance + 1;
+    int64_t advance = p->advance, span = 16 * p->vectors;
+    for (int64_t k = 0; k < periods; k += SHUFFLE_BLOCK) {
+        int64_t n = periods - k < SHUFFLE_BLOCK ? periods - k : SHUFFLE_BLOCK;
+        for (int o = 0; o < p->vectors; o++) {
+            const char *a = s + k * advance + p->at[o];
+            char *w = d + k * span + 16 * o;
+            __m128i first = _mm_load_si128((const __m128i *)p->mask[o][0]);
+            if (!p->two[o]) {
+                for (int64_t i = 0; i < n; i++, a += advance, w += span)
+                    _mm_storeu_si128((__m128i *)w, _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)a), first));
+                continue;
+            }
+            __m128i second = _mm_load_si128((const __m128i *)p->mask[o][1]);
+            for (int64_t i = 0; i < n; i++, a += advance, w += span) {
+                __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)a), first);
+                __m128i hi = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(a + 16)), second);
+                _mm_storeu_si128((__m128i *)w, _mm_or_si128(lo, hi));
+            }
         }
-        __m128i a, b, c, e;
-        twice(lo, 2 * width, &a, &b), twice(hi, 2 * width, &c, &e);
-        _mm_storeu_si128((__m128i *)d, a), _mm_storeu_si128((__m128i *)(d + 16), b);
-        _mm_storeu_si128((__m128i *)(d + 32), c), _mm_storeu_si128((__m128i *)(d + 48), e), d += 64;
     }
-    return done;
+    return periods * p->per;
 }
 #endif
 
@@ -260,14 +332,17 @@ static NOINLINE void copy_bytes(char *d, const char *s, int64_t n) { memcpy(d, s
     for (int64_t j = 0; j < count; j++, d += d_step, s += s_step) body;                              \
     return
 static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t s_step, int64_t run,
-                 int fill, int64_t width, int stream) {
+                 int fill, int64_t width, int stream, const shuffle_t *shuffle) {
+#if DMLTILE_SHUFFLE
+    if (shuffle->vectors && d_step == run) { /* whole periods as shuffles, the rest below */
+        int64_t done = shuffle_runs(d, s, count, s_step, fill ? width : run, shuffle);
+        d += done * d_step, s += done * s_step, count -= done;
+    }
+#else
+    (void)shuffle;
+#endif
     if (fill) {
 #if DMLTILE_STREAM
-        /* Each element of a row repeated 2 or 4 times: whole vectors of them at once, the rest below. */
-        if (!stream && width <= 8 && s_step == width && d_step == run && (run == 2 * width || run == 4 * width)) {
-            int64_t done = repeat_each(d, s, count, width, run / width);
-            d += done * d_step, s += done * s_step, count -= done;
-        }
         /* Fills with ordinary stores of rows up to a few lines (two int64 repeated 4 times, a row of
          * 10 int16): the element splatted once per row and stored 16 bytes at a time, not the generic
          * fill's calls and loops of element-size stores (2.9 against about 1 ns for 64 bytes). */
@@ -423,7 +498,7 @@ static void bounce_flush(bounce_t *b, int all) {
 
 /* count runs of run bytes (< BOUNCE_RUN) that follow one another from d on, through the buffer. */
 static void bounce_runs(bounce_t *b, char *d, const char *s, int64_t count, int64_t s_step, int64_t run,
-                        int fill, int64_t width) {
+                        int fill, int64_t width, const shuffle_t *shuffle) {
     if (b->base && d != b->base + b->n) bounce_flush(b, 1);
     if (!b->base) {
         int64_t off = (int64_t)((uintptr_t)d & (LINE - 1));
@@ -436,7 +511,7 @@ static void bounce_runs(bounce_t *b, char *d, const char *s, int64_t count, int6
             continue;
         }
         if (k > count) k = count;
-        runs(b->buf + b->n, s, k, run, s_step, run, fill, width, 0);
+        runs(b->buf + b->n, s, k, run, s_step, run, fill, width, 0, shuffle);
         b->n += k * run, s += k * s_step, count -= k;
     }
 }
@@ -448,8 +523,11 @@ static void bounce_runs(bounce_t *b, char *d, const char *s, int64_t count, int6
 static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, const int64_t *dst_strides,
                      const int64_t *src_strides, int64_t width, int64_t begin, int64_t end, int stream) {
     if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
-    int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS], index[MAX_DIMS] = {0};
-    for (int i = 0; i < ndim; i++) shape[i] = dims[i], d_str[i] = dst_strides[i], s_str[i] = src_strides[i];
+    int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS], index[MAX_DIMS];
+    for (int i = 0; i < ndim; i++) {
+        shape[i] = dims[i], d_str[i] = dst_strides[i], s_str[i] = src_strides[i], index[i] = 0;
+        KEEP_LOOP();
+    }
     if (ndim > 0) {
         if (begin < 0 || end > shape[0] || begin > end) return -1;
         d += begin * d_str[0], s += begin * s_str[0];
@@ -464,11 +542,13 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     bounce_t bounce;
     int bounced = stream && l.run < BOUNCE_RUN && l.joined;
     bounce.base = NULL;
+    shuffle_t shuffle;
+    plan_shuffle(&shuffle, loop >= 0 && d_step == l.run ? count : 0, s_step, l.run, l.fill, l.unit);
     for (;;) {
         if (bounced)
-            bounce_runs(&bounce, d, s, count, s_step, l.run, l.fill, l.unit);
+            bounce_runs(&bounce, d, s, count, s_step, l.run, l.fill, l.unit, &shuffle);
         else
-            runs(d, s, count, d_step, s_step, l.run, l.fill, l.unit, stream);
+            runs(d, s, count, d_step, s_step, l.run, l.fill, l.unit, stream, &shuffle);
         int k = loop - 1;
         for (; k >= 0; k--) {
             d += d_str[k], s += s_str[k];
