@@ -70,7 +70,7 @@ class CopyCosts:
     kernel_shares: bool = False  # whether the figures for two threads were measured with that worker
     stream_min: int = 192 << 20  # memmove streams (non-temporal stores) from this size: not calibrated
     stream_ratio: float = 0.85  # its per-byte time relative to byte_mem_ns: not calibrated either
-    kernel_call_ns: float = 1500.0  # one call of the copy kernel through ctypes (its views built once)
+    kernel_call_ns: float = 200.0  # one call of the copy kernel through ctypes (its views built once)
     kernel_run_ns: float = 4.0  # per contiguous run it copies or fills
     kernel_setup_ns: float = 20.0  # per step of a plan it runs (setting up the step's loops)
     kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
