@@ -134,6 +134,15 @@ def span(axes, stride_index: int, width: int) -> int:
     return sum((a[0] - 1) * abs(a[stride_index]) for a in axes) + width
 
 
+def reread_span(axes: tuple[Axis, ...], width: int) -> int:
+    """Source bytes a copy reads between two reads of the same byte: the source span of the axes inside
+    its outermost broadcast axis (source stride 0), 0 when it reads each byte once."""
+    for i, (size, _, src_stride) in enumerate(axes):
+        if size > 1 and src_stride == 0:
+            return span(axes[i + 1 :], 2, width)
+    return 0
+
+
 def banded(axes: tuple[Axis, ...], axis: int, bands: int) -> tuple[Axis, ...]:
     """The axes of one band: ``axes[axis]`` shortened to ``size // bands``."""
     size, ds, ss = axes[axis]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .copy_axes import Axis, fill_element, simplify, span, widen
+from .copy_axes import Axis, fill_element, reread_span, simplify, span, widen
 from .copy_kernel import SHARE_PIECES
 from .costs import CopyCosts
 
@@ -218,9 +218,12 @@ def kernel_cost(
     # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are.
     per = bands * (kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns)
     # Streamed writes go to memory, and reads from the last level overlap them: a 70 MiB Tile from a
-    # 17 MiB source streamed in 1.7 ms on two threads, the rate of writes alone; only a source past
-    # the last level is read from memory as well.
-    src_span = span(merged, 2, elem)
+    # 17 MiB source streamed in 1.7 ms on two threads, the rate of writes alone. A source byte is read
+    # from wherever the source lives once whatever the plan; it is read from memory again only when
+    # the source read in between is past the last level. 117 rows of 342 KiB each repeated twice in
+    # place (a 40 MiB source, a 32 MiB last level) streamed in 2.4 ms as one copy, read once; priced
+    # by the whole source's span, it was cut into 13 bands that took 2.7.
+    src_span = reread_span(merged, width)
     far = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
     one = fixed + per + nbytes * (rate + far)
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)

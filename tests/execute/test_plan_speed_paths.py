@@ -366,6 +366,26 @@ def test_a_tiny_fan_out_priced_a_little_under_its_reshapes_stays_reshapes(monkey
     assert numpy_backend.NumpyTile(desc, costs=model).plan_info()["kind"] == "fanout"
 
 
+def test_a_source_past_the_last_level_is_banded_only_when_it_is_read_again_from_there():
+    # A 40 MiB int8 source on a machine with a 32 MiB last level. Rows of 342 KiB each repeated twice
+    # in place read each source byte twice, 342 KiB apart (from L2 the second time): one streamed copy.
+    # The whole source repeated twice reads it again 40 MiB later, from memory: bands of the source,
+    # each repeated while it is in cache.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    assert copy_axes.reread_span(((117, 699352, 349676), (2, 349676, 0), (349676, 1, 1)), 1) == 349676
+    assert copy_axes.reread_span(((2, 40912092, 0), (40912092, 1, 1)), 1) == 40912092
+    assert copy_axes.reread_span(((40912092, 1, 1),), 1) == 0
+    model = dataclasses.replace(
+        BENCH, kernel_calibrated=True, kernel_shares=True, l2_bytes=2 << 20, llc_bytes=32 << 20
+    )
+    in_place = numpy_backend.NumpyTile(dmltile.tile_desc([117, 8132, 43], [1, 2, 1], dtype="INT8"), 2, model)
+    assert in_place.plan_info()["kind"] == "direct" and len(in_place.array_plan.steps) == 1
+    assert in_place.plan_info()["stream"]
+    whole = numpy_backend.NumpyTile(dmltile.tile_desc([117, 8132, 43], [2, 1, 1], dtype="INT8"), 2, model)
+    assert whole.plan_info()["kind"] == "band" and len(whole.array_plan.steps) > 1
+
+
 def test_a_doubling_step_is_priced_at_the_rate_of_the_whole_region_it_doubles_into():
     # The first steps of a doubling write slices far smaller than L2, but the later ones write the rest
     # of a 3.7 MiB region over them: on a 2 MiB L2 none of it stays there. Priced by the slice alone,
