@@ -361,6 +361,27 @@ static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t 
     if (stream && run >= 2 * LINE) {
         EACH(stream_run(d, s, run));
     }
+#if DMLTILE_STREAM
+    if ((run == 4 || run == 8) && d_step == run) {
+        /* Single int32 or int64 gathered from runs too far apart to shuffle (a padded row's elements
+         * 20 bytes apart): 16 bytes of them put together in a register and stored at once, since the
+         * stores, one per element, bound the loop (7752 int32: 2.1 against 1.5 us). */
+        int64_t k = 0, per = 16 / run;
+        for (; k + per <= count; k += per, d += 16, s += per * s_step) {
+            __m128i v;
+            if (run == 8) {
+                v = _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)s), _mm_loadl_epi64((const __m128i *)(s + s_step)));
+            } else {
+                int32_t a, b, e, f;
+                memcpy(&a, s, 4), memcpy(&b, s + s_step, 4), memcpy(&e, s + 2 * s_step, 4), memcpy(&f, s + 3 * s_step, 4);
+                __m128i lo = _mm_unpacklo_epi32(_mm_cvtsi32_si128(a), _mm_cvtsi32_si128(b));
+                v = _mm_unpacklo_epi64(lo, _mm_unpacklo_epi32(_mm_cvtsi32_si128(e), _mm_cvtsi32_si128(f)));
+            }
+            _mm_storeu_si128((__m128i *)d, v);
+        }
+        count -= k;
+    }
+#endif
     if (run > 2048) {
         EACH(if (rep_movsb_slow(d, s)) plain_run(d, s, run); else memcpy(d, s, (size_t)run));
     }
