@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 24
+FORMAT = 25
 
 
 @dataclass(frozen=True)
@@ -506,7 +506,9 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     # that follow one another are repeated 16 bytes of them at a time, a case of its own).
     t_fills = program((n, 2), (16, 8), (16, 0), 8, 20)
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
-    t_calls = program((n,), (144,), (72,), 72, 20)  # runs of 72 bytes: a call of memcpy each
+    # Runs of 72 bytes, a call of memcpy each: as many as the source holds (a block of L2's half).
+    m = min(n, src.size // 72)
+    t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block
     ns = 1e9
     return {
@@ -517,7 +519,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,
         "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
         "kernel_move_ns": max(0.0, t_moves - call) / n * ns,
-        "kernel_copy_ns": max(0.0, t_calls - call - n * 72 * byte_l2) / n * ns,  # its bytes priced apart
+        "kernel_copy_ns": max(0.0, t_calls - call - m * 72 * byte_l2) / m * ns,  # its bytes priced apart
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_calibrated": True,

@@ -22,7 +22,7 @@ STREAM_SHARE_MIN = 64 << 20
 # starts where the one before it ends: it then streams runs shorter than BOUNCE_RUN through a small
 # buffer, whole lines together (its own BOUNCE_RUN).
 KERNEL_MIN_RUN = 256
-BOUNCE_RUN = 1024
+BOUNCE_RUN = 4096
 
 
 def step_cost(

@@ -186,10 +186,11 @@ def test_joined_short_runs_equal_numpy_and_read_only_their_source(case, offset):
 
 @st.composite
 def short_run_copies(draw):
-    """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost),
-    the destination packed or with gaps after some axes, the source packed or broadcast per axis, the
+    """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost,
+    or of up to 4200: the buffer holds 4 KiB, and runs past 2048 bytes go in by a loop of their own), the
+    destination packed or with gaps after some axes, the source packed or broadcast per axis, the
     destination at any offset within a line, and a point that cuts the outer axis into two calls."""
-    run = draw(st.integers(1, 1100))
+    run = draw(st.one_of(st.integers(1, 1100), st.integers(1100, 4200)))
     outer = draw(st.lists(st.integers(1, 9), min_size=0, max_size=3))
     shape = (*outer, run)
     gaps = draw(st.lists(st.sampled_from([0, 0, 1, 64]), min_size=len(shape), max_size=len(shape)))

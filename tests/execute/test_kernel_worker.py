@@ -10,6 +10,8 @@ import threading
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dmltile.execute import copy_kernel
 
@@ -43,6 +45,45 @@ def test_a_shared_step_copies_every_byte_once(rows, row, pieces, stream):
         run()
         assert np.array_equal(dst, src)
         assert not raw[:, row:].any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 5), min_size=1, max_size=4).map(tuple),
+    row=st.integers(1, 300),
+    pieces=st.integers(2, 40),
+    stream=st.booleans(),
+)
+def test_a_step_with_short_outer_axes_is_cut_across_them(shape, row, pieces, stream):
+    """Pieces cut across several outer axes (3 x 2 x ... indices as one range) still copy every byte,
+    and only those: the destination's padding stays zero and the bytes equal NumPy's."""
+    full = (*shape, row)
+    src = np.random.default_rng(sum(full)).integers(1, 256, full, dtype=np.uint8)
+    raw = np.zeros((*shape, row + 5), np.uint8)
+    dst = raw[..., :row]
+    run = shared_copy(dst, src, pieces, stream)
+    for _ in range(3):
+        run()
+        assert np.array_equal(dst, src)
+        assert not raw[..., row:].any()
+
+
+def test_the_worker_shares_a_step_whose_outermost_axis_is_short():
+    """Three blocks of 1 MiB: cut along the outermost axis alone they make three pieces, of which the
+    worker takes two at most (the calling thread starts on the first); cut across the outer axes, it
+    takes about half of sixteen."""
+    src = np.random.default_rng(3).integers(0, 256, (3, 16, 1 << 16), dtype=np.uint8)
+    dst = np.zeros_like(src)
+    run = shared_copy(dst, src, 16)
+    most = 0
+    for _ in range(500):
+        before = copy_kernel.worker_pieces()
+        run()
+        most = max(most, copy_kernel.worker_pieces() - before)
+        if most > 2:
+            break
+    assert most > 2
+    assert np.array_equal(dst, src)
 
 
 def test_a_shared_gather_copies_every_chunk():
