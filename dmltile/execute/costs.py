@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 25
+FORMAT = 26
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class CopyCosts:
     kernel_setup_ns: float = 20.0  # per step of a plan it runs (setting up the step's loops)
     kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
     kernel_step_ns: float = 4.0  # per step of its odometer (each loop of runs over the axes outside them)
-    kernel_fill_ns: float = 1.0  # per short fill (a row of one int64 repeated twice) of such a plan
+    kernel_fill_ns: float = 1.0  # per short fill (a row of one int32 repeated 3 times) of such a plan
     kernel_move_ns: float = 0.3  # per run of 1, 2, 4, 8 or 16 bytes (one move each) of such a plan
     kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
@@ -502,9 +502,12 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
     # instead of a loop of 4 or fewer).
     t_steps = program((n // 8, 8, 1), (16 * width, 2 * width, width), (8 * width, width, width), width, 20)
-    # Short fills: each row one int64 written twice, from every other int64 of the source (elements
-    # that follow one another are repeated 16 bytes of them at a time, a case of its own).
-    t_fills = program((n, 2), (16, 8), (16, 0), 8, 20)
+    # Short fills: each row one int32 written 3 times, rows 12 bytes apart as the copy rows above,
+    # from every fourth int32 of the source (elements that follow one another are repeated 16 bytes of
+    # them at a time, a case of its own). Rows of 16 bytes that follow one another, the kernel's best
+    # case, took half as long per row (0.6 against 1.2 ns), which priced a Tile of 5424 rows of 8 bytes
+    # at 3.8 us on two threads where it took 8.9, and its plan through a temporary 3.6.
+    t_fills = program((n, 3), (24, 4), (16, 0), 4, 20)
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
     # Runs of 72 bytes, a call of memcpy each: as many as the source holds (a block of L2's half).
     m = min(n, src.size // 72)

@@ -660,7 +660,7 @@ static int copy_range(char *d, const char *s, int ndim, const int64_t *shape, co
 
 /* How many outer axes two threads cut a step along: the fewest whose sizes multiply to its pieces or
  * more. Cut along the outermost axis alone, 3 blocks of 38 MiB make 3 pieces, and the thread that
- * takes two of them copies two thirds of the step (measured: 36 against 25 ns per KiB of a fill). */
+ * takes two of them copies two thirds of the step (that 113 MiB Tile: 36 against 25 ns per KiB). */
 static int shared_axes(const int64_t *h) {
     int ndim = (int)h[5], m = 1;
     if (h[0] == 1 || ndim < 1) return 1;
