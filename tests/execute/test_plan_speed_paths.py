@@ -366,6 +366,38 @@ def test_a_tiny_fan_out_priced_a_little_under_its_reshapes_stays_reshapes(monkey
     assert numpy_backend.NumpyTile(desc, costs=model).plan_info()["kind"] == "fanout"
 
 
+def test_a_small_copy_cheaper_as_reshapes_than_on_two_threads_stays_on_one():
+    # 504 rows of 96 bytes (rows of 24 uint32 repeated 36 times, 47 KiB), priced with a 2-core VM's
+    # figures: two threads through the runner pay its work, the kernel's call and the share; here they
+    # ran in 3.2 us where two reshapes and np.copyto on one thread took 2.7. With sharing free, two
+    # threads are priced under the reshapes and the copy goes to them.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    vm = dataclasses.replace(
+        BENCH,
+        kernel_calibrated=True,
+        kernel_shares=True,
+        l2_bytes=2 << 20,
+        llc_bytes=64 << 20,
+        call_ns=303.0,
+        view_ns=369.0,
+        loop_ns=4.4,
+        vchunk_ns=3.0,
+        byte_l2_ns=0.024,
+        byte_small2_ns=0.0123,
+        share_ns=1223.0,
+        kernel_call_ns=257.0,
+        kernel_copy_ns=3.2,
+    )
+    desc = dmltile.tile_desc([14, 6, 4], [1, 36, 1], dtype="UINT32")
+    x = np.arange(14 * 6 * 4, dtype=np.uint32).reshape(14, 6, 4)
+    for model, threads in ((vm, []), (dataclasses.replace(vm, share_ns=0.0), [0])):
+        op = numpy_backend.NumpyTile(desc, costs=model)
+        assert op.plan_info()["threads"] == threads
+        assert op.plan_info()["reshape"] == (threads == [])
+        assert np.array_equal(op(x), np.tile(x, [1, 36, 1]))
+
+
 def test_a_source_past_the_last_level_is_banded_only_when_it_is_read_again_from_there():
     # A 40 MiB int8 source on a machine with a 32 MiB last level. Rows of 342 KiB each repeated twice
     # in place read each source byte twice, 342 KiB apart (from L2 the second time): one streamed copy.
