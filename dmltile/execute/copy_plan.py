@@ -31,7 +31,7 @@ from .copy_axes import (
 )
 from .copy_steps import REP_MOVSB_MIN, Emitter, Plan
 from .costs import CopyCosts, machine_costs
-from .pricing import gather_cost, numpy_cost, program_cost, step_cost
+from .pricing import cheaper, gather_cost, numpy_cost, program_cost, step_cost
 
 TEMP_LIMIT = 64 << 20  # largest temporary the planner allocates
 MAX_BANDS = 4096  # a banded copy is at most this many np.copyto calls
@@ -82,7 +82,7 @@ def make_plan(
     if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES and rest is None:
         reshapes = numpy_cost(axes, elem, costs, 0)[0] * RESHAPE_MARGIN
     if recipe[0] != "direct" and not prefer:
-        if min((min(one, two) if threads > 1 else one) + runner, reshapes) < cost + runner:
+        if min((cheaper(one, two) if threads > 1 else one) + runner, reshapes) < cost + runner:
             recipe = ("direct", -1, 1)
     if recipe == ("direct", -1, 1) and threads > 1 and not prefer and reshapes < two + runner:
         # The copy would go to two threads, but as reshapes on one it costs less (504 rows of 96 bytes
@@ -164,7 +164,7 @@ def _best(
     def pick(one: float, two: float) -> float:
         if threads > 1 and "split" in prefer and two < math.inf:
             return two * 1e-9
-        return min(one, two) if threads > 1 else one
+        return cheaper(one, two) if threads > 1 else one
 
     def biased(cost: float, kind: str) -> float:
         return cost * 1e-9 if kind in prefer else cost

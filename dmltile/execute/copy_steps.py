@@ -23,7 +23,7 @@ from .copy_axes import (
     widen,
 )
 from .costs import CopyCosts
-from .pricing import copy_ways, gather_cost
+from .pricing import copy_ways, gather_cost, on_two
 
 REP_MOVSB_MIN = 2049  # glibc's memmove uses rep movsb from 2112 bytes up to L2's size (on AMD)...
 PIECE = 2048  # ...so a misaligned copy moves pieces of at most this many bytes instead
@@ -99,7 +99,9 @@ class Emitter:
             axes, self.elem, self.costs, fresh, bands, to_out, self.prefer, region, written
         )
         best_one, best_two = min(one, k_one), min(two, k_two)
-        split = self.threads > 1 and (best_two < best_one or ("split" in self.prefer and best_two < math.inf))
+        split = self.threads > 1 and (
+            on_two(best_one, best_two) or ("split" in self.prefer and best_two < math.inf)
+        )
         if split:
             self.split.add(phase)
         return phase, (k_two < two) if split else (k_one < one)
@@ -123,7 +125,7 @@ class Emitter:
         self.phase += 1
         if self.threads > 1:
             one, two = gather_cost(axes, self.elem, self.costs, fresh)
-            if two < one or ("split" in self.prefer and two < math.inf):
+            if on_two(one, two) or ("split" in self.prefer and two < math.inf):
                 self.split.add(phase)
         rows = int(index.max()) + 1
         self.steps.append(

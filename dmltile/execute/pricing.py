@@ -23,6 +23,21 @@ STREAM_SHARE_MIN = 64 << 20
 # buffer, whole lines together (its own BOUNCE_RUN).
 KERNEL_MIN_RUN = 256
 BOUNCE_RUN = 4096
+# Two threads are taken only when priced under this share of one. Their price is the less certain:
+# the second core's lines, its load and the worker's wake are calibrated in tight loops, and a Tile
+# of 423 KiB fanned out from a block the calling thread had just gathered was priced 2% under one
+# thread on two and ran 5-12% slower.
+TWO_THREAD_MARGIN = 0.9
+
+
+def on_two(one: float, two: float) -> bool:
+    """Whether a copy priced ``one`` ns on one thread and ``two`` on two goes to two threads."""
+    return two < TWO_THREAD_MARGIN * one
+
+
+def cheaper(one: float, two: float) -> float:
+    """The price of a copy on the threads it would run on (see on_two)."""
+    return two if on_two(one, two) else one
 
 
 def step_cost(
@@ -70,7 +85,7 @@ def copy_ways(
     # A copy inside the output (a fan-out, a doubling) or from a temporary reads what the calling
     # thread has just written: on two threads the worker first takes those lines from the other
     # core's cache (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
-    moved = span(axes, 2, elem) * costs.far_src_ns if region or written else 0.0
+    moved = span(axes, 2, elem) * costs.moved_ns if region or written else 0.0
     kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer, moved) if to_out else (math.inf, math.inf)
     return (numpy[0], numpy[1] + moved), kernel
 
@@ -237,7 +252,7 @@ def kernel_cost(
         # streaming into 64 or 256 MiB are no faster than one, but into 1 GiB 1.9x faster (fill alike):
         # the 64 MiB calibration cannot see that, and pieces shared through a counter cost a busy
         # second core one piece at most.
-        two = min(two, one * 0.999)
+        two = min(two, one * TWO_THREAD_MARGIN * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
     return one, two

@@ -398,6 +398,38 @@ def test_a_small_copy_cheaper_as_reshapes_than_on_two_threads_stays_on_one():
         assert np.array_equal(op(x), np.tile(x, [1, 36, 1]))
 
 
+def test_a_block_just_written_costs_two_threads_its_move_to_the_other_core():
+    # A fan-out reads the block the calling thread has just written: on two threads the worker first
+    # takes its lines from the other core, priced per byte of the block (moved_ns); one thread does not.
+    fan = ((13, 31008, 0), (7752, 4, 4))
+    region = 14 * 31008
+    prices = [
+        pricing.copy_ways(fan, 4, dataclasses.replace(BENCH, moved_ns=moved), 2, 1, True, frozenset(), region)
+        for moved in (0.0, 0.1)
+    ]
+    (one_a, two_a), (one_b, two_b) = (p[0] for p in prices)
+    assert one_a == one_b
+    assert two_b - two_a == pytest.approx(31008 * 0.1)
+
+
+def test_two_threads_are_taken_only_when_priced_well_under_one():
+    # The fan-out of a 423 KiB Tile: as the second thread's share of the price moves its two-thread
+    # price from 95% to 85% of one thread's, the phase goes to two threads only past TWO_THREAD_MARGIN.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    assert not pricing.on_two(100.0, 91.0) and pricing.on_two(100.0, 89.0)
+    model = dataclasses.replace(BENCH, kernel_calibrated=True, kernel_shares=True)
+    fan = copy_axes.simplify(((13, 31008, 0), (7752, 4, 4)))
+    one, two = pricing.step_cost(fan, 4, model, 2, 1, True, frozenset(), 14 * 31008)
+    for ratio, split in ((0.95, False), (0.85, True)):
+        shared = dataclasses.replace(model, share_ns=model.share_ns + ratio * one - two)
+        emitter = copy_steps.Emitter(4, shared, 2, frozenset())
+        emitter.emit(((14, 31008, 0), (7752, 4, 4)), ("fanout", 1, ("direct", -1, 1)), "out", 0, "in")
+        made = emitter.plan("fanout")
+        (fan_step,) = [step for step in made.steps if step.src == "out"]
+        assert (fan_step.phase in made.split) == split
+
+
 def test_a_source_past_the_last_level_is_banded_only_when_it_is_read_again_from_there():
     # A 40 MiB int8 source on a machine with a 32 MiB last level. Rows of 342 KiB each repeated twice
     # in place read each source byte twice, 342 KiB apart (from L2 the second time): one streamed copy.
