@@ -166,7 +166,7 @@ def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:
         "ort_note": why,
         "floor": floor,
         "exact": exact,
-        "plan": op.plan_info(),
+        "plan": op.plan_info(buffers=bool(pad)),
     }
 
 

@@ -395,19 +395,25 @@ class NumpyTile(CompiledTile):
         self._last_fast: tuple | None = None
         self._last_buffers: tuple | None = None
 
-    def plan_info(self) -> dict[str, Any]:
-        """How a call on arrays runs, as plain data: the outermost recipe (``kind``), the number of
-        steps, the phases split over two threads, whether the copy kernel streams any step, whether
-        the whole plan runs as one call of the copy kernel, and whether a call is just two reshapes
-        and one copy (small one-copy plans)."""
-        plan = self.array_plan
+    def plan_info(self, buffers: bool = False) -> dict[str, Any]:
+        """How a call on arrays runs (on raw buffers with ``buffers``, through the descriptor's
+        Strides), as plain data: the outermost recipe (``kind``), the number of steps, the phases split
+        over two threads, whether the copy kernel streams any step, whether the whole plan runs as
+        one call of the copy kernel, and whether a call is just two reshapes and one copy (small
+        one-copy plans on arrays). An output whose strides alias has no buffer plan: its buffers run
+        through the arrays' plan, then a scatter."""
+        if buffers and self.buffer_plan is not None and self._buffers is not None:
+            plan, one_call, reshape = self.buffer_plan, self._buffers.one_kernel_call, False
+        else:
+            plan, reshape = self.array_plan, self._fast is not None
+            one_call = not reshape and self._arrays.one_kernel_call
         return {
             "kind": plan.kind,
             "steps": len(plan.steps),
             "threads": sorted(plan.split),
             "stream": any(step.stream for step in plan.steps),
-            "one_kernel_call": self._fast is None and self._arrays.one_kernel_call,
-            "reshape": self._fast is not None,
+            "one_kernel_call": one_call,
+            "reshape": reshape,
         }
 
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

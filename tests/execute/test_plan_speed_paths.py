@@ -430,6 +430,18 @@ def test_two_threads_are_taken_only_when_priced_well_under_one():
         assert (fan_step.phase in made.split) == split
 
 
+def test_plan_info_describes_the_plan_that_runs_buffers_when_asked():
+    # A padded 2x3 input: arrays run as two reshapes and one copy, buffers through their own plan
+    # (gathering the padded rows), which plan_info(buffers=True) describes.
+    op = numpy_backend.NumpyTile(
+        dmltile.tile_desc([2, 3], [1, 2], dtype="INT16", strides=[4, 1]), costs=BENCH
+    )
+    assert op.plan_info()["reshape"]
+    info = op.plan_info(buffers=True)
+    assert op.buffer_plan is not None and not info["reshape"]
+    assert (info["kind"], info["steps"]) == (op.buffer_plan.kind, len(op.buffer_plan.steps))
+
+
 def test_a_source_past_the_last_level_is_banded_only_when_it_is_read_again_from_there():
     # A 40 MiB int8 source on a machine with a 32 MiB last level. Rows of 342 KiB each repeated twice
     # in place read each source byte twice, 342 KiB apart (from L2 the second time): one streamed copy.
