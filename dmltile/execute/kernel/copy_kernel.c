@@ -549,7 +549,7 @@ static void bounce_runs(bounce_t *b, char *d, const char *s, int64_t count, int6
         if (k > count) k = count;
         if (run > 2048 && !fill) {
             /* memcpy moves these with rep movsb, which into this buffer ran at a fraction of the rate
-             * (rows of 2208 bytes, 195 MiB, one thread: 24.2 ms, and 10.2 with plain_run's loop) */
+             * (rows of 2208 bytes, 191 MiB, one thread: 24.2 ms, and 10.2 with plain_run's loop) */
             for (int64_t j = 0; j < k; j++) plain_run(b->buf + b->n + j * run, s + j * s_step, run);
         } else {
             runs(b->buf + b->n, s, k, run, s_step, run, fill, width, 0, shuffle);
@@ -659,8 +659,8 @@ static int copy_range(char *d, const char *s, int ndim, const int64_t *shape, co
 }
 
 /* How many outer axes two threads cut a step along: the fewest whose sizes multiply to its pieces or
- * more. Cut along the outermost axis alone, 3 blocks of 38 MiB make 3 pieces, and the thread that
- * takes two of them copies two thirds of the step (that 113 MiB Tile: 36 against 25 ns per KiB). */
+ * more. Cut along the outermost axis alone, 3 blocks of 37 MiB make 3 pieces, and the thread that
+ * takes two of them copies two thirds of the step (that 111 MiB Tile: 36 against 25 ns per KiB). */
 static int shared_axes(const int64_t *h) {
     int ndim = (int)h[5], m = 1;
     if (h[0] == 1 || ndim < 1) return 1;
