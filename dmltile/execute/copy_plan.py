@@ -75,19 +75,21 @@ def make_plan(
     # outputs that difference decides, and the recursion above cannot see it (it prices steps, not
     # calls). One copy is priced as it would run: through the runner like the recipe, or, on a small
     # output, as reshapes, whose np.copyto pays NumPy's loops (rows of 11 float16 repeated 13 times:
-    # 2.3 us as reshapes, where a fan-out in one kernel call took 1.4).
-    one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
-    runner = costs.runner_work_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
-    reshapes = math.inf
-    if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES and rest is None:
-        reshapes = numpy_cost(axes, elem, costs, 0)[0] * RESHAPE_MARGIN
-    if recipe[0] != "direct" and not prefer:
-        if min((cheaper(one, two) if threads > 1 else one) + runner, reshapes) < cost + runner:
+    # 2.3 us as reshapes, where a fan-out in one kernel call took 1.4). Reshapes exist only for a plan
+    # of one step, so not when the chunks leave repeats over (rest). A forced plan is taken as it is.
+    if not prefer:
+        one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
+        runner = costs.runner_work_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
+        reshapes = math.inf
+        if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES and rest is None:
+            reshapes = numpy_cost(axes, elem, costs, 0)[0] * RESHAPE_MARGIN
+        simple = min((cheaper(one, two) if threads > 1 else one) + runner, reshapes)
+        if recipe[0] != "direct" and simple < cost + runner:
             recipe = ("direct", -1, 1)
-    if recipe == ("direct", -1, 1) and threads > 1 and not prefer and reshapes < two + runner:
-        # The copy would go to two threads, but as reshapes on one it costs less (504 rows of 96 bytes
-        # repeated: 3.2 us on two threads through the runner, 2.7 as reshapes).
-        threads = 1
+        if recipe == ("direct", -1, 1) and threads > 1 and reshapes < two + runner:
+            # The copy would go to two threads, but as reshapes on one it costs less (504 rows of 96
+            # bytes repeated: 3.2 us on two threads through the runner, 2.7 as reshapes).
+            threads = 1
     emitter = Emitter(elem, costs, threads, prefer)
     emitter.emit(axes, recipe, "out", 0, "in")
     if rest is not None:  # the repeats the chunks leave over: one copy more

@@ -402,8 +402,8 @@ class NumpyTile(CompiledTile):
         one call of the copy kernel, and whether a call is just two reshapes and one copy (small
         one-copy plans on arrays). An output whose strides alias has no buffer plan: its buffers run
         through the arrays' plan, then a scatter."""
-        if buffers and self.buffer_plan is not None and self._buffers is not None:
-            plan, one_call, reshape = self.buffer_plan, self._buffers.one_kernel_call, False
+        if buffers and self._buffers is not None:
+            plan, one_call, reshape = self._buffers.plan, self._buffers.one_kernel_call, False
         else:
             plan, reshape = self.array_plan, self._fast is not None
             one_call = not reshape and self._arrays.one_kernel_call

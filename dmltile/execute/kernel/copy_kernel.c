@@ -689,8 +689,9 @@ static int run_step(char *const *bases, const int64_t *h, int64_t begin, int64_t
     return copy_range(d, s, ndim, shape, shape + ndim, shape + 2 * ndim, h[6], begin, end, (int)h[7], m);
 }
 
-/* Two threads sharing a step. A step marked with pieces is cut along its outer axis; the calling
- * thread takes pieces from the front, the kernel's worker thread from the back, until they meet.
+/* Two threads sharing a step. A step marked with pieces is cut along its outer axes (shared_axes);
+ * the calling thread takes pieces from the front, the kernel's worker thread from the back, until
+ * they meet.
  *
  * The worker is a thread of this library, not of Python: on the project's VM a Python worker took
  * 20-100 us to wake and then had to take Python's lock between pieces, while the same split with a
