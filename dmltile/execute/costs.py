@@ -42,7 +42,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 27
+FORMAT = 28
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,7 @@ class CopyCosts:
     gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
+    llc2_bytes: int = 0  # the last level as both threads writing meet it (0: as one thread does)
     byte_l2_ns: float = 0.012  # destination within L2, source in cache
     byte_llc_ns: float = 0.030  # destination a quarter of the last-level cache
     byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
@@ -81,6 +82,7 @@ class CopyCosts:
     kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
+    kernel_bounce_ns: float = 0.0  # extra per short run streamed through its buffer (runs joined)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
 
@@ -95,6 +97,7 @@ class CopyCosts:
         llc, mem = (
             (self.byte_llc2_ns, self.byte_mem2_ns) if threads > 1 else (self.byte_llc_ns, self.byte_mem_ns)
         )
+        edge = self.two_thread_llc if threads > 1 else self.llc_bytes
         near = (
             # Past L2 one thread writes at the last level's rate (where calibration found L2's edge):
             # a 5.7 MiB copy from a block in L2 took 239 us, 0.040 ns/B, where a line from L2's point
@@ -110,12 +113,15 @@ class CopyCosts:
         for point in (
             *near,
             (self.llc_bytes // 4, llc),
-            (self.llc_bytes, llc),  # the measured last level holds its rate up to its size
-            # and no further: an output larger than the last level does not stay there between two
-            # calls (the work between them evicts it), so its lines are read from memory. In the
-            # sweep a 74 MiB output (last level 64 MiB) took 3.5-7.5 ms with ordinary stores on two
-            # threads, the memory rate, where calibration's back-to-back rewrites suggest 1.6.
-            (self.llc_bytes + 1, mem),
+            (edge, llc),  # the measured last level holds its rate up to its size
+            # and, for one thread, no further: an output larger than the last level does not stay
+            # there between two calls (the work between them evicts it), so its lines are read from
+            # memory. In the sweep a 74 MiB output (last level 64 MiB) took 3.5-7.5 ms with ordinary
+            # stores on two threads, the memory rate, where calibration's back-to-back rewrites
+            # suggest 1.6. Where two threads' own edge was measured, their rate rises past it over
+            # the doubling to the next size timed, which was already nearer memory's rate (an EPYC VM
+            # with a 16 MiB edge: 0.012 ns/B into 16 MiB, 0.025 into 24, 0.039 into 32).
+            (2 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
         ):
             if not points or point[0] > points[-1][0]:  # a small last level can come before L2's points
                 points.append(point)
@@ -136,6 +142,14 @@ class CopyCosts:
         if src_bytes <= lo or dst_bytes <= 0:
             return 0.0
         return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
+
+    @property
+    def two_thread_llc(self) -> int:
+        """The output size up to which two threads write at the last level's rate. It can exceed one
+        thread's: the two cores of a VM can sit under two last levels (on an EPYC VM reporting one of
+        32 MiB, one thread rewrote 8 MiB at 0.02 ns/B and 16 MiB at 0.05, two threads 16 MiB at 0.012
+        and 32 MiB at 0.039, the rate of streaming it to memory)."""
+        return max(self.llc_bytes, self.llc2_bytes)
 
     @property
     def shares_in_kernel(self) -> bool:
@@ -426,9 +440,11 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
             # of them, a model run in a loop): each core's half is still in its cache, and the
             # worker awake. Measured here into 1 MiB: 10 us back to back, 15 us "as used" (below).
             b_small2 = rate(block, src[: max(64, block // 64)], 2, as_used=False)
+            llc2 = _two_thread_llc(dst, row, llc) if wake is not None else 0
             moved = _moved_rate(dst) if wake is not None else b_far
         else:  # one CPU: a second thread never pays (1e12 ns)
             b_llc2, b_mem2, b_near2, b_small2, thread, moved = b_llc, b_mem, b_llc, b_l2, 1e3, b_far
+            llc2 = 0
         kernel = _kernel_costs(dst, src, pool, b_l2) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
@@ -443,6 +459,7 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         gather_ns=gather * ns,
         l2_bytes=l2,
         llc_bytes=llc,
+        llc2_bytes=llc2,
         byte_l2_ns=b_l2 * ns,
         byte_llc_ns=b_llc * ns,
         byte_mem_ns=b_mem * ns,
@@ -457,6 +474,44 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
         kernel_shares=wake is not None and machine.cpus > 1,
         calibrated=True,
     )
+
+
+def _two_thread_llc(dst: np.ndarray, row: np.ndarray, llc: int) -> int:
+    """The output size up to which the copy kernel's two threads, rewriting one output back to back,
+    write at a rate nearer to their rate into one thread's last level (``llc``) than to memory's (see
+    two_thread_edge); 0 when ``dst`` leaves no larger size to time. Best of seven rewrites, since a
+    cache fills up over a few of them: two threads took 0.033, 0.023, 0.018, then 0.012 ns/B into
+    16 MiB on the EPYC VM of two_thread_llc."""
+    sizes = [llc // row.size * row.size]
+    while sizes[-1] * 2 <= dst.size:
+        sizes.append(sizes[-1] * 2)
+    if len(sizes) < 2 or not sizes[0]:  # nothing past one thread's last level to compare with
+        return 0
+    rates = []
+    for size in sizes:
+        d = dst[:size].reshape(-1, row.size)
+        rates.append(
+            _best(_shared_copy(d, np.broadcast_to(row, d.shape)), 1, 7 if size <= 64 << 20 else 4) / size
+        )
+    return two_thread_edge(sizes, rates)
+
+
+def two_thread_edge(sizes: list[int], rates: list[float]) -> int:
+    """The last of ``sizes`` (doubling, from one thread's last level) written at a rate nearer, on log
+    scale, to the first size's (in the cache) than to the last one's (in memory); 0 when the curve
+    shows no change (SLOWER), its second size is already nearer memory, or there is no second size.
+    Two threads' rate rises more gently past a cache than one thread's, so a fixed step such as
+    SLOWER would cut it early."""
+    level, mem = rates[0], rates[-1]
+    if len(rates) < 2 or mem <= SLOWER * level:
+        return 0
+    middle = math.sqrt(level * mem)
+    edge = 0
+    for size, rate in zip(sizes[1:], rates[1:], strict=True):
+        if rate > middle:
+            break
+        edge = size
+    return edge
 
 
 def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dict:
@@ -500,6 +555,13 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
             future.result()
 
     t_two = _best(both, 1, 3)
+    # Runs of 265 bytes that follow one another, streamed through the kernel's buffer, one thread: on
+    # an EPYC VM 40 MiB of them took 0.069-0.09 ns/B where long runs streamed at 0.036, about 9 ns
+    # more per run than its memcpy into the buffer (runs of 1000 bytes: 0-8 ns more).
+    joined = 265
+    j_rows = dst.size // joined
+    j_view = dst[: j_rows * joined].reshape(j_rows, joined)
+    t_joined = _best(_shared_copy(j_view, np.broadcast_to(src[:joined], j_view.shape), True, 0), 1, 3)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
@@ -516,6 +578,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     m = min(n, src.size // 72)
     t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block
+    copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,
@@ -525,9 +588,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,
         "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
         "kernel_move_ns": max(0.0, t_moves - call) / n * ns,
-        "kernel_copy_ns": max(0.0, t_calls - call - m * 72 * byte_l2) / m * ns,  # its bytes priced apart
+        "kernel_copy_ns": copy * ns,
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
+        "kernel_bounce_ns": max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy) / j_rows * ns,
         "kernel_calibrated": True,
     }
 

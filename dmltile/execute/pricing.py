@@ -210,8 +210,9 @@ def kernel_cost(
 ) -> tuple[float, float]:
     """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded,
     its runs are too short for whole streamed lines and do not join into longer ones, or the output
-    fits in the measured last level; ``moved``: what two threads pay first to take the source from
-    the calling thread's cache (see copy_ways). ``prefer`` with "stream" makes it near free.
+    fits in the measured last level (for two threads, in the last level as two threads meet it);
+    ``moved``: what two threads pay first to take the source from the calling thread's cache (see
+    copy_ways). ``prefer`` with "stream" makes it near free.
 
     Streaming stores send every line to memory, past the cache. An output that fits in the last level
     is, with ordinary stores, written there and read from there by whatever consumes it; streamed, it
@@ -227,11 +228,16 @@ def kernel_cost(
     if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
-    if nbytes <= costs.llc_bytes and "stream" not in prefer:
+    if nbytes <= costs.llc_bytes and "stream" not in prefer:  # fits either way (two_thread_llc >= it)
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
-    # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are.
-    per = bands * (kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns)
+    # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are, and
+    # each pays for going out through it.
+    per = bands * (
+        kernel_work_ns(merged, width, costs)[0] + runs * costs.kernel_bounce_ns
+        if bounced
+        else runs * costs.kernel_run_ns
+    )
     # Streamed writes go to memory, and reads from the last level overlap them: a 70 MiB Tile from a
     # 17 MiB source streamed in 1.7 ms on two threads, the rate of writes alone. A source byte is read
     # from wherever the source lives once whatever the plan; it is read from memory again only when
@@ -255,7 +261,7 @@ def kernel_cost(
         two = min(two, one * TWO_THREAD_MARGIN * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
-    return one, two
+    return one, (two if nbytes > costs.two_thread_llc else math.inf)
 
 
 def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:

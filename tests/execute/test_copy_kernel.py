@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import functools
 import json
+import math
 import mmap
 import os
 import shutil
@@ -356,6 +357,30 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
         pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
         > pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
     )
+
+
+@needs_kernel
+def test_two_threads_stream_only_past_the_last_level_as_two_threads_meet_it():
+    # 12 MiB of long runs: past one thread's 8 MiB last level, within two threads' 16 MiB.
+    model = replace_kernel(BENCH, llc_bytes=8 << 20, llc2_bytes=16 << 20)
+    rows = ((12, 1 << 20, 0), (1 << 20, 1, 1))
+    one, two = pricing.kernel_cost(rows, 1, model, 1)
+    assert one < math.inf and two == math.inf
+    assert pricing.kernel_cost(((20, 1 << 20, 0), (1 << 20, 1, 1)), 1, model, 1)[1] < math.inf
+    # Two threads' edge unmeasured: one thread's is theirs.
+    assert pricing.kernel_cost(rows, 1, replace(model, llc2_bytes=0), 1)[1] < math.inf
+
+
+@needs_kernel
+def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_run():
+    joined = ((1 << 18, 265, 0), (265, 1, 1))  # 2**18 runs of 265 bytes, each where the last one ended
+    base = replace_kernel(BENCH, kernel_bounce_ns=0.0)
+    dear = replace(base, kernel_bounce_ns=9.0)
+    (one, two), (one_dear, two_dear) = (pricing.kernel_cost(joined, 1, m, 1) for m in (base, dear))
+    assert one_dear - one == pytest.approx(9.0 * (1 << 18))
+    assert two_dear - two == pytest.approx(9.0 * (1 << 18) / 2)  # each thread streams half of them
+    apart = ((1 << 18, 320, 0), (265, 1, 1))  # runs with gaps are streamed one by one, not through it
+    assert pricing.kernel_cost(apart, 1, dear, 1) == pricing.kernel_cost(apart, 1, base, 1)
 
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy-only"])

@@ -224,6 +224,34 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
+def test_two_threads_write_at_the_last_levels_rate_up_to_their_own_measured_edge():
+    model = dataclasses.replace(
+        BENCH, llc_bytes=8 << 20, llc2_bytes=16 << 20, byte_llc2_ns=0.01, byte_mem2_ns=0.04
+    )
+    assert model.two_thread_llc == 16 << 20
+    assert model.byte_ns(12 << 20, 2) == pytest.approx(0.01)  # past one thread's edge, within two threads'
+    assert model.byte_ns(12 << 20, 1) == model.byte_mem_ns
+    # Past it, the rate rises over the doubling to the next size measured (on log size: halfway at 2**0.5).
+    assert model.byte_ns(int((16 << 20) * 2**0.5), 2) == pytest.approx(0.025)
+    assert model.byte_ns(32 << 20, 2) == model.byte_ns(1 << 30, 2) == pytest.approx(0.04)
+    # Not measured (0): two threads meet the last level where one does, and past it memory at once.
+    same = dataclasses.replace(model, llc2_bytes=0)
+    assert same.two_thread_llc == 8 << 20 and same.byte_ns((8 << 20) + 4096, 2) == 0.04
+
+
+MIB = 1 << 20
+
+
+def test_two_threads_edge_is_the_last_size_nearer_the_caches_rate_than_memorys():
+    sizes = [8 * MIB, 16 * MIB, 32 * MIB, 64 * MIB]
+    # An EPYC VM's two threads rewriting an output in a loop (ns per byte): in cache up to 16 MiB.
+    assert costs.two_thread_edge(sizes, [0.009, 0.012, 0.039, 0.045]) == 16 * MIB
+    assert costs.two_thread_edge(sizes, [0.009, 0.013, 0.019, 0.045]) == 32 * MIB
+    assert costs.two_thread_edge(sizes, [0.009, 0.03, 0.039, 0.045]) == 0  # the next size is nearer memory
+    assert costs.two_thread_edge(sizes, [0.02, 0.021, 0.022, 0.024]) == 0  # no change: nothing learnt
+    assert costs.two_thread_edge(sizes[:1], [0.02]) == 0
+
+
 def test_reused_arrays_see_new_contents():
     # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
     op = numpy_backend.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1, costs=BENCH)
