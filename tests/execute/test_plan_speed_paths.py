@@ -252,6 +252,17 @@ def test_two_threads_edge_is_the_last_size_nearer_the_caches_rate_than_memorys()
     assert costs.two_thread_edge(sizes[:1], [0.02]) == 0
 
 
+def test_several_calibrations_give_each_time_the_least_measured_and_the_median_edge():
+    runs = [
+        dataclasses.replace(BENCH, byte_l2_ns=0.04, share_ns=700.0, llc2_bytes=16 * MIB),
+        dataclasses.replace(BENCH, byte_l2_ns=0.02, share_ns=900.0, llc2_bytes=0),
+        dataclasses.replace(BENCH, byte_l2_ns=0.03, share_ns=800.0, llc2_bytes=32 * MIB),
+    ]
+    merged = costs.least_of(runs)
+    assert (merged.byte_l2_ns, merged.share_ns, merged.llc2_bytes) == (0.02, 700.0, 16 * MIB)
+    assert (merged.llc_bytes, merged.kernel_shares) == (BENCH.llc_bytes, BENCH.kernel_shares)
+
+
 def test_reused_arrays_see_new_contents():
     # Views of arrays passed again are cached: a changed input, another input or output must still be honoured.
     op = numpy_backend.NumpyTile(dmltile.tile_desc([2] * 8, [2] * 8), threads=1, costs=BENCH)
