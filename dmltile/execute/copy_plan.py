@@ -68,8 +68,18 @@ def make_plan(
     prefer = frozenset([prefer] if isinstance(prefer, str) else prefer)
     if prefer - KINDS:
         raise ValueError(f"unknown plan kinds {sorted(prefer - KINDS)}; known: {sorted(KINDS)}")
-    axes, rest = split_back_to_back(simplify(tile_axes(sizes, repeats, src_strides, dst_strides)), elem)
+    whole = simplify(tile_axes(sizes, repeats, src_strides, dst_strides))
+    axes, rest = split_back_to_back(whole, elem)
     cost, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
+    if rest is not None and not prefer:
+        # The repeats the chunks leave over are copied from the input as it is: from a strided input
+        # that the chunks' plan gathers first, that re-reads it element by element (rows of 21 float64
+        # 48 bytes apart, 109 repeats cut into 4 chunks of 24 and 13 over: 2.5 ms, where the gathered
+        # rows fanned out whole took 1.5). So the whole copy unsplit is priced too.
+        rest_cost = step_cost(simplify(rest[0]), elem, costs, 0, 1, True, prefer)
+        whole_cost, whole_recipe = _best(whole, elem, out_bytes_limit, costs, threads, True, prefer)
+        if whole_cost < cost + (cheaper(*rest_cost) if threads > 1 else rest_cost[0]):
+            axes, rest, cost, recipe = whole, None, whole_cost, whole_recipe
     # Any plan but one copy on one thread runs through the plan runner (its views, or one call of the
     # copy kernel through ctypes), a one-step plan on arrays as two reshapes and one np.copyto: on small
     # outputs that difference decides, and the recursion above cannot see it (it prices steps, not

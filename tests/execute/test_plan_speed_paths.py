@@ -535,3 +535,22 @@ def test_a_bias_row_broadcast_to_many_rows_equals_numpy_tile(count, threads):
     x = np.array([[1, -2, 3]], np.int16)
     op = numpy_backend.NumpyTile(dmltile.tile_desc([1, 3], [count, 1], dtype="INT16"), threads=threads)
     assert np.array_equal(op(x), np.tile(x, (count, 1)))
+
+
+@pytest.mark.parametrize("model", [BENCH, BENCH_NUMPY_ONLY], ids=["kernel", "numpy-only"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_repeats_left_over_by_the_chunks_are_not_read_again_from_a_strided_input(model, threads):
+    # Rows of 21 float64, 48 bytes apart (a padded input), each repeated 109 times. Cut into chunks of 24
+    # repeats, 13 are left over; the chunks' plan gathers the rows first, and the left-over copy would
+    # read the input again element by element: the whole fan-out from the gathered rows costs less.
+    strides = [21 * 48, 48]
+    p = plan.make_plan([2376, 21], [1, 109], strides, [109 * 168, 8], 8, threads=threads, costs=model)
+    assert not any(step.src == "in" and step.dst == "out" for step in p.steps)
+    assert any(step.src == "in" for step in p.steps)
+    # And such a plan writes the Tile: a small one through the op, on raw buffers.
+    desc = dmltile.tile_desc([6, 21], [1, 109], dtype="FLOAT64", strides=[21 * 6, 6])
+    op = numpy_backend.NumpyTile(desc, threads=threads, costs=model)
+    x = np.arange(6 * 21 * 6, dtype=np.float64)
+    out = np.zeros(6 * 109 * 21)
+    op.run_buffers(x, out)
+    assert np.array_equal(out.reshape(6, -1), np.tile(x.reshape(6, 21, 6)[..., 0], (1, 109)))
