@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 29
+FORMAT = 30
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class CopyCosts:
     kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
-    kernel_bounce_ns: float = 0.0  # extra per short run streamed through its buffer (runs joined)
+    kernel_bounce_ns: float = 0.0  # extra per byte of short joined runs streamed through its buffer
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
 
@@ -584,8 +584,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
 
     t_two = _best(both, 1, 3)
     # Runs of 265 bytes that follow one another, streamed through the kernel's buffer, one thread: on
-    # an EPYC VM 40 MiB of them took 0.069-0.09 ns/B where long runs streamed at 0.036, about 9 ns
-    # more per run than its memcpy into the buffer (runs of 1000 bytes: 0-8 ns more).
+    # an EPYC VM 40-64 MiB of them took 0.069-0.09 ns/B where long runs streamed at 0.036, and runs of
+    # 16 to 2048 bytes 0.02-0.05 ns/B more than long ones: a cost per byte more than per run.
     joined = 265
     j_rows = dst.size // joined
     j_view = dst[: j_rows * joined].reshape(j_rows, joined)
@@ -619,7 +619,9 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_copy_ns": copy * ns,
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
-        "kernel_bounce_ns": max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy) / j_rows * ns,
+        "kernel_bounce_ns": max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy)
+        / j_view.size
+        * ns,
         "kernel_calibrated": True,
     }
 

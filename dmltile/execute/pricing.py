@@ -232,9 +232,9 @@ def kernel_cost(
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
     # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are, and
-    # each pays for going out through it.
+    # their bytes pay for going out through it.
     per = bands * (
-        kernel_work_ns(merged, width, costs)[0] + runs * costs.kernel_bounce_ns
+        kernel_work_ns(merged, width, costs)[0] + runs * run * costs.kernel_bounce_ns
         if bounced
         else runs * costs.kernel_run_ns
     )

@@ -372,13 +372,13 @@ def test_two_threads_stream_only_past_the_last_level_as_two_threads_meet_it():
 
 
 @needs_kernel
-def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_run():
+def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_byte():
     joined = ((1 << 18, 265, 0), (265, 1, 1))  # 2**18 runs of 265 bytes, each where the last one ended
     base = replace_kernel(BENCH, kernel_bounce_ns=0.0)
-    dear = replace(base, kernel_bounce_ns=9.0)
+    dear = replace(base, kernel_bounce_ns=0.03)
     (one, two), (one_dear, two_dear) = (pricing.kernel_cost(joined, 1, m, 1) for m in (base, dear))
-    assert one_dear - one == pytest.approx(9.0 * (1 << 18))
-    assert two_dear - two == pytest.approx(9.0 * (1 << 18) / 2)  # each thread streams half of them
+    assert one_dear - one == pytest.approx(0.03 * 265 * (1 << 18))
+    assert two_dear - two == pytest.approx(0.03 * 265 * (1 << 18) / 2)  # each thread streams half
     apart = ((1 << 18, 320, 0), (265, 1, 1))  # runs with gaps are streamed one by one, not through it
     assert pricing.kernel_cost(apart, 1, dear, 1) == pricing.kernel_cost(apart, 1, base, 1)
 
