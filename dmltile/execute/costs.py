@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 30
+FORMAT = 31
 
 
 @dataclass(frozen=True)
@@ -282,11 +282,13 @@ def measured_caches(machine: Machine) -> Machine:
     The operating system's figures can be wrong for what a copy meets: a VM may report its host's
     whole last level (480 MiB here, where a copy slows down past 64 MiB). So copies from a block in L1
     are timed into destinations of doubling size (64 KiB up to twice the reported last level, at most
-    MEM_MAX; a running median of three smooths out a noisy point). L2 ends at twice the last size
-    written at the rate of the smallest sizes (the model's L2 point is half of L2); the last level ends
-    at the last size written at the rate of the sizes just past L2. Each holds while the rate stays
-    within SLOWER of its level's; neither exceeds what the operating system reports, and without a
-    visible change the reported figure stands.
+    MEM_MAX; a running median of three smooths out a noisy point, and each size's time is the least
+    of a few passes over all of them). L2 ends at twice the last size written at the rate of the
+    smallest sizes, which holds while within SLOWER of theirs (the model's L2 point is half of L2); the
+    last level ends at the last size written at the rate of the sizes just past L2, which holds while
+    nearer to theirs than to the largest size's (_far_edge). A first change far past the L2 reported
+    is the last level's, L2's staying as reported. Neither exceeds what the operating system reports,
+    and without a visible change the reported figure stands.
     """
     top = max(16 << 20, min(MEM_MAX, 2 * machine.llc_bytes))
     dst = np.empty(top, np.uint8)
@@ -312,17 +314,44 @@ def cache_points(sizes: list[int], raw: list[float], machine: Machine) -> Machin
         sorted(raw[max(0, i - 1) : i + 2])[len(raw[max(0, i - 1) : i + 2]) // 2] for i in range(len(raw))
     ]
     l2_at, l2_ends = _edge(rates, 0)
-    llc_at, llc_ends = _edge(rates, l2_at + 2) if l2_ends and l2_at + 2 < len(sizes) else (0, False)
+    if l2_ends and sizes[l2_at] > 2 * machine.l2_bytes:
+        # The first change comes far past the L2 reported, so it is the last level's (an EPYC VM
+        # with 1 MiB of L2: 0.017-0.02 ns/B from 256 KiB to 8 MiB, 0.045 into 16 MiB).
+        llc_at, llc_ends = _far_edge(rates, 0)
+        l2_ends = False
+    elif l2_ends and l2_at + 2 < len(sizes):
+        llc_at, llc_ends = _far_edge(rates, l2_at + 2)
+    else:
+        llc_at, llc_ends = 0, False
     l2 = min(machine.l2_bytes, 2 * sizes[l2_at]) if l2_ends else machine.l2_bytes
     llc = min(machine.llc_bytes, sizes[llc_at]) if llc_ends else machine.llc_bytes
     return replace(machine, l2_bytes=l2, llc_bytes=max(l2, llc))
 
 
+def _far_edge(rates: list[float], start: int) -> tuple[int, bool]:
+    """As _edge for the last level, whose rate is "the same" while nearer, on log scale, to its level
+    than to the rate of the largest size (in memory), once that is slower by SLOWER at least. Timed
+    on a VM with busy neighbours, the last level's rates wandered by 1.3x from one size to the next
+    (0.0175 to 0.026 ns/B between 256 KiB and 8 MiB), where memory's was 0.08: a step of SLOWER put
+    the edge at 2 or 4 MiB in one calibration and at 8 in the next."""
+    level = min(rates[start : start + 3])
+    far = rates[-1]
+    if far <= SLOWER * level:
+        return len(rates) - 1, False
+    middle = math.sqrt(level * far)
+    for i in range(rates.index(level, start), len(rates)):
+        if rates[i] > middle:
+            return max(start, i - 1), True
+    return len(rates) - 1, False
+
+
 def _edge(rates: list[float], start: int) -> tuple[int, bool]:
     """(index of the last size from ``start`` written at the rate of the sizes just there, whether a
-    slower size follows): the rate is "the same" within SLOWER of the best of the first three."""
+    slower size follows): the rate is "the same" within SLOWER of the best of the first three, from
+    that best on (smaller sizes can be slower per byte for the call's own cost: 0.024 ns/B into 64 KiB
+    and 0.018 into 256 KiB, both in L2, is no edge)."""
     level = min(rates[start : start + 3])
-    for i in range(start, len(rates)):
+    for i in range(rates.index(level, start), len(rates)):
         if rates[i] > SLOWER * level:
             return max(start, i - 1), True
     return len(rates) - 1, False

@@ -339,6 +339,17 @@ def test_cache_points_are_where_the_measured_rate_changes():
     assert costs.cache_points(VM_SIZES, [0.02] * len(VM_SIZES), reported) == reported
 
 
+def test_cache_points_on_a_noisy_curve_without_a_visible_l2_step():
+    # An EPYC VM reporting 1 MiB of L2 and a 32 MiB last level, timed with busy neighbours: slower per
+    # byte into 64 KiB than into 256 KiB (the call's own cost), a bump at 2 MiB, then 2x past 8 MiB.
+    sizes = [64 << (10 + k) for k in range(11)]
+    rates = [0.0237, 0.0197, 0.0179, 0.0166, 0.0174, 0.0265, 0.0182, 0.0180, 0.0412, 0.0706, 0.0770]
+    reported = Machine(l2_bytes=1 << 20, llc_bytes=32 << 20, cpus=2)
+    assert costs.cache_points(sizes, rates, reported) == Machine(1 << 20, 8 << 20, 2)
+    bumpier = rates[:5] + [0.0222, 0.0195, 0.0260] + rates[8:]  # 1.3x the level inside the last level
+    assert costs.cache_points(sizes, bumpier, reported) == Machine(1 << 20, 8 << 20, 2)
+
+
 def test_a_faked_machine_is_not_measured(tmp_path, monkeypatch):
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
