@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 31
+FORMAT = 32
 
 
 @dataclass(frozen=True)
@@ -655,10 +655,12 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     }
 
 
-def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int = copy_kernel.SHARE_PIECES):
+def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int | None = None):
     """A function copying ``s`` into ``d`` (byte views of one shape) as one call of the copy kernel,
-    its one step cut into ``pieces`` for the kernel's worker (0: the calling thread alone)."""
+    its one step cut into ``pieces`` for the kernel's worker (0: the calling thread alone; by default
+    as many as a plan's step of that size)."""
     address = copy_kernel.address
+    pieces = copy_kernel.share_pieces(d.size) if pieces is None else pieces
     return copy_kernel.step_call(address(d), address(s), d.shape, d.strides, s.strides, 1, stream, pieces)
 
 

@@ -30,7 +30,7 @@ from .buffers import (
     scatter_row_major,
     strided,
 )
-from .copy_kernel import SHARE_PIECES, KernelCall, address
+from .copy_kernel import SHARE_PIECES, KernelCall, address, share_pieces
 from .copy_plan import FAST_MAX_BYTES, make_plan
 from .copy_steps import Plan, Step, element_type, misaligned, view
 from .costs import CopyCosts
@@ -290,7 +290,7 @@ def _copy_all(views) -> None:
 
 def _program(plan: Plan, shared: frozenset[int]) -> copy_kernel.Program:
     """The plan's steps for the kernel: buffer 0 is the input, 1 the output, 2 + k temporary k; steps
-    of the ``shared`` phases are cut into SHARE_PIECES pieces for two threads."""
+    of the ``shared`` phases are cut into pieces for two threads (share_pieces)."""
     program = copy_kernel.Program()
 
     def number(ref: str | int) -> int:
@@ -298,7 +298,7 @@ def _program(plan: Plan, shared: frozenset[int]) -> copy_kernel.Program:
 
     for step in plan.steps:
         dst, src = number(step.dst), number(step.src)
-        pieces = SHARE_PIECES if step.phase in shared else 0
+        pieces = share_pieces(math.prod(step.shape) * step.width) if step.phase in shared else 0
         if step.index is not None:
             program.gather(
                 dst,
