@@ -371,6 +371,28 @@ def test_two_threads_stream_only_past_the_last_level_as_two_threads_meet_it():
     assert pricing.kernel_cost(rows, 1, replace(model, llc2_bytes=0), 1)[1] < math.inf
 
 
+def test_a_step_cut_for_two_threads_is_priced_with_each_pieces_own_loops(monkeypatch):
+    # 720 runs of 72 bytes on (12, 6, 5, 2) axes: the whole step loops over the 12 (a short loop of 2
+    # under 360 odometer steps swapped for 12 under 60), a half of it cut along that axis cannot.
+    model = replace_kernel(BENCH)
+    axes = ((12, 4320, 360), (6, 720, 0), (5, 144, 72), (2, 72, 0))
+    assert pricing.kernel_loops(axes, 72)[:3] == (72, 720, 60)
+    half = ((6, 4320, 360),) + axes[1:]
+    assert pricing.kernel_loops(half, 72)[:3] == (72, 360, 180)
+    two = pricing.pieces_work_ns(axes, 72, model, 2)
+    assert two == 2 * pricing.kernel_work_ns(half, 72, model)[0] > pricing.kernel_work_ns(axes, 72, model)[0]
+    # Long rows keep their loop in every piece, each piece a loop of its own: one odometer step more.
+    rows = ((64, 4096, 0), (4096, 1, 1))
+    whole = pricing.kernel_work_ns(rows, 1, model)[0]
+    assert pricing.pieces_work_ns(rows, 1, model, 16) == pytest.approx(whole + 15 * model.kernel_step_ns)
+    # The two-thread price of a step shared with the kernel's worker is built on it, each thread half.
+    if copy_kernel.has_worker():
+        shared = replace(model, kernel_shares=True)
+        before = pricing.plain_kernel_cost(axes, 72, shared)[1]
+        monkeypatch.setattr(pricing, "pieces_work_ns", lambda *args: two + 2000.0)
+        assert pricing.plain_kernel_cost(axes, 72, shared)[1] == pytest.approx(before + 1000.0)
+
+
 @needs_kernel
 def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_byte():
     joined = ((1 << 18, 265, 0), (265, 1, 1))  # 2**18 runs of 265 bytes, each where the last one ended
