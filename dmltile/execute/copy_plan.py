@@ -91,8 +91,7 @@ def make_plan(
         one, two = step_cost(axes, elem, costs, 0, 1, True, prefer)
         runner = costs.runner_work_ns + (costs.kernel_call_ns if copy_kernel.available() else 0.0)
         reshapes = math.inf
-        small = math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES
-        if small and rest is None and not (copy_kernel.available() and in_rep_movsb_range(axes, elem, costs)):
+        if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES and rest is None:
             reshapes = numpy_cost(axes, elem, costs, 0)[0] * RESHAPE_MARGIN
         simple = min((cheaper(one, two) if threads > 1 else one) + runner, reshapes)
         if recipe[0] != "direct" and simple < cost + runner:
@@ -114,23 +113,9 @@ def make_plan(
         step = plan.steps[0]
         step_axes = simplify(tuple(zip(step.shape, step.dst_strides, step.src_strides, strict=True)))
         numpy = numpy_cost(step_axes, step.width, costs, 0)[0]
-        program = program_cost(step_axes, step.width, costs) + costs.runner_work_ns
-        if program < numpy * RESHAPE_MARGIN or (
-            program < math.inf and in_rep_movsb_range(step_axes, step.width, costs)
-        ):
+        if program_cost(step_axes, step.width, costs) + costs.runner_work_ns < numpy * RESHAPE_MARGIN:
             plan = replace(plan, program=True)
     return plan
-
-
-def in_rep_movsb_range(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> bool:
-    """Whether a copy over ``axes`` moves contiguous chunks that np.copyto hands to memmove's rep movsb
-    (see REP_MOVSB_MIN), which is about 10x slower for half of the relative alignments of destination
-    and source: a call's addresses decide, so the price of reshapes cannot. Rows of 7621 float16
-    repeated twice (60 KiB) took 10.8 us as reshapes, where a memcpy of the output took 1.7; the copy
-    kernel moves such chunks with its own loop in the slow case."""
-    size, dst_stride, src_stride = axes[-1] if axes else (1, elem, elem)
-    chunk = size * elem if dst_stride == src_stride == elem else elem
-    return REP_MOVSB_MIN <= chunk < costs.l2_bytes
 
 
 def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = frozenset()) -> int:
