@@ -565,3 +565,33 @@ def test_repeats_left_over_by_the_chunks_are_not_read_again_from_a_strided_input
     out = np.zeros(6 * 109 * 21)
     op.run_buffers(x, out)
     assert np.array_equal(out.reshape(6, -1), np.tile(x.reshape(6, 21, 6)[..., 0], (1, 109)))
+
+
+def _at(raw: np.ndarray, offset: int, dtype, shape) -> np.ndarray:
+    """An array of ``shape`` in ``raw`` starting ``offset`` bytes past a 64-byte boundary."""
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start : start + int(np.prod(shape)) * np.dtype(dtype).itemsize].view(dtype).reshape(shape)
+
+
+@pytest.mark.parametrize("shift", [0, 8, 40])
+def test_small_copies_of_long_chunks_leave_np_copyto_where_rep_movsb_would_be_slow(shift):
+    # Two rows of 1248 float32 repeated twice (19.5 KiB): one step, run as reshapes and np.copyto,
+    # whose 9984-byte chunks memmove hands to rep movsb. With the output a few bytes past the input
+    # (modulo 64) every chunk would meet its slow case; the same step then runs in the copy kernel.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    op = numpy_backend.NumpyTile(dmltile.tile_desc([2, 1248], [2, 1]), threads=1, costs=BENCH)
+    assert op.plan_info()["reshape"] and op._cliff == {d for d in range(64) if copy_steps.misaligned(d, 0)}
+    raw_x, raw_out = np.zeros(10240 + 128, np.uint8), np.zeros(4 * 10240 + 128, np.uint8)
+    x = _at(raw_x, 0, np.float32, (2, 1248))
+    x[...] = np.arange(2 * 1248).reshape(2, 1248)
+    out = _at(raw_out, shift, np.float32, (4, 1248))
+    for _ in range(2):  # the first call decides, the second reuses the decision
+        assert np.array_equal(op(x, out), np.tile(x, (2, 1)))
+        assert (op._last_fast[2] is None) == copy_steps.misaligned(out.ctypes.data, x.ctypes.data)
+    # Chunks of 2 KiB or less stay with np.copyto whatever the addresses; chunk copies whose address
+    # difference steps through the residues meet the slow case for any base.
+    assert not numpy_backend.NumpyTile(dmltile.tile_desc([2, 256], [2, 1]), costs=BENCH)._cliff
+    assert (
+        len(numpy_backend.NumpyTile(dmltile.tile_desc([729], [7], dtype="UINT64"), costs=BENCH)._cliff) == 64
+    )
