@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 32
+FORMAT = 33
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class CopyCosts:
     gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
-    llc2_bytes: int = 0  # the last level as both threads writing meet it (0: as one thread does)
+    llc2_bytes: int = 0  # the last level as both threads writing meet it (0: not measured, as one thread)
     byte_l2_ns: float = 0.012  # destination within L2, source in cache
     byte_llc_ns: float = 0.030  # destination a quarter of the last-level cache
     byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
@@ -555,15 +555,15 @@ def _two_thread_llc(dst: np.ndarray, row: np.ndarray, llc: int) -> int:
 
 def two_thread_edge(sizes: list[int], rates: list[float]) -> int:
     """The last of ``sizes`` (doubling, from one thread's last level) written at a rate nearer, on log
-    scale, to the first size's (in the cache) than to the last one's (in memory); 0 when the curve
-    shows no change (SLOWER), its second size is already nearer memory, or there is no second size.
-    Two threads' rate rises more gently past a cache than one thread's, so a fixed step such as
-    SLOWER would cut it early."""
+    scale, to the first size's (in the cache) than to the last one's (in memory), the first size
+    itself when the second is already nearer memory; 0 (nothing learnt) when the curve shows no
+    change (SLOWER) or there is no second size. Two threads' rate rises more gently past a cache than
+    one thread's, so a fixed step such as SLOWER would cut it early."""
     level, mem = rates[0], rates[-1]
     if len(rates) < 2 or mem <= SLOWER * level:
         return 0
     middle = math.sqrt(level * mem)
-    edge = 0
+    edge = sizes[0]
     for size, rate in zip(sizes[1:], rates[1:], strict=True):
         if rate > middle:
             break

@@ -247,7 +247,7 @@ def test_two_threads_edge_is_the_last_size_nearer_the_caches_rate_than_memorys()
     # An EPYC VM's two threads rewriting an output in a loop (ns per byte): in cache up to 16 MiB.
     assert costs.two_thread_edge(sizes, [0.009, 0.012, 0.039, 0.045]) == 16 * MIB
     assert costs.two_thread_edge(sizes, [0.009, 0.013, 0.019, 0.045]) == 32 * MIB
-    assert costs.two_thread_edge(sizes, [0.009, 0.03, 0.039, 0.045]) == 0  # the next size is nearer memory
+    assert costs.two_thread_edge(sizes, [0.009, 0.03, 0.039, 0.045]) == 8 * MIB  # the next is nearer memory
     assert costs.two_thread_edge(sizes, [0.02, 0.021, 0.022, 0.024]) == 0  # no change: nothing learnt
     assert costs.two_thread_edge(sizes[:1], [0.02]) == 0
 
