@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 6  # must match ABI in kernel/copy_kernel.c
+ABI = 7  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -71,12 +71,27 @@ def worker_pieces() -> int:
 
 def loops(shape: Sequence[int], dst_strides: Sequence[int], src_strides: Sequence[int], width: int) -> tuple:
     """How the kernel loops over a copy: (bytes per run, runs, odometer steps, whether runs are fills,
-    whether each run of a tight loop starts where the one before it ends)."""
+    whether each run of a tight loop starts where the one before it ends, the output vectors of a
+    period of byte shuffles when its short runs are shuffled, else 0)."""
     dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
-    out = (ctypes.c_int64 * 5)()
+    out = (ctypes.c_int64 * 6)()
     if _library().dmltile_loops(len(shape), dims, width, out):
         raise ValueError(f"the copy kernel refused {len(shape)} axes of {width}-byte elements")
-    return out[0], out[1], out[2], bool(out[3]), bool(out[4])
+    return out[0], out[1], out[2], bool(out[3]), bool(out[4]), out[5]
+
+
+def shuffles() -> bool:
+    """Whether the loaded kernel writes short runs as byte shuffles (built with them, on a CPU that has
+    SSSE3): asked of its loop plan for rows of one int32 repeated 3 times, which it shuffles when it can."""
+    lib = _load()[0]
+    return lib is not None and _shuffles(lib)
+
+
+@lru_cache(maxsize=2)
+def _shuffles(lib) -> bool:
+    dims = (ctypes.c_int64 * 6)(64, 3, 12, 4, 4, 0)
+    out = (ctypes.c_int64 * 6)()
+    return lib.dmltile_loops(2, dims, 4, out) == 0 and out[5] > 0
 
 
 def has_worker() -> bool:

@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 33
+FORMAT = 34
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class CopyCosts:
     kernel_loop_ns: float = 0.6  # per short run of a plan it runs with ordinary stores (a 12-byte row)
     kernel_step_ns: float = 4.0  # per step of its odometer (each loop of runs over the axes outside them)
     kernel_fill_ns: float = 1.0  # per short fill (a row of one int32 repeated 3 times) of such a plan
+    kernel_shuffle_ns: float = 0.4  # per 16 output bytes of short runs it writes as byte shuffles
     kernel_move_ns: float = 0.3  # per run of 1, 2, 4, 8 or 16 bytes (one move each) of such a plan
     kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
@@ -630,6 +631,9 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     # case, took half as long per row (0.6 against 1.2 ns), which priced a Tile of 5424 rows of 8 bytes
     # at 3.8 us on two threads where it took 8.9, and its plan through a temporary 3.6.
     t_fills = program((n, 3), (24, 4), (16, 0), 4, 20)
+    # The same rows back to back, each from the next int32: the kernel writes them as byte shuffles
+    # where it can (pricing.kernel_loops says where), 16 output bytes from one or two loads.
+    t_shuffles = program((n, 3), (12, 4), (4, 0), 4, 20)
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
     # Runs of 72 bytes, a call of memcpy each: as many as the source holds (a block of L2's half).
     m = min(n, src.size // 72)
@@ -644,6 +648,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_loop_ns": max(0.0, t_loop - call) / n * ns,
         "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,
         "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
+        "kernel_shuffle_ns": max(0.0, t_shuffles - call) / (n * 12 / 16) * ns,
         "kernel_move_ns": max(0.0, t_moves - call) / n * ns,
         "kernel_copy_ns": copy * ns,
         "kernel_byte_ns": t_long / nbytes * ns,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from . import copy_kernel
 from .copy_axes import Axis, fill_element, reread_span, simplify, span, widen
 from .copy_kernel import SHARE_PIECES, share_pieces
 from .costs import CopyCosts
@@ -127,18 +128,19 @@ SWAP_MAX = 4
 SWAP_SPAN = 256 << 10
 
 
-def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool, bool]:
+def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool, bool, int]:
     """(bytes per run, runs, odometer steps, whether the runs are fills, whether they are joined: each
-    run of a tight loop starts where the one before it ends) of the copy kernel over
-    ``axes``, as its plan_loops decides them (the tests hold the two equal): the innermost axis is
-    one run when it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in
-    the source; a short run repeated back to back is a fill of the whole row; the axis outside the
-    runs is a tight loop, and when that loop is short the largest outer axis whose destination spans
-    at most SWAP_SPAN takes its place; every other axis is an odometer step."""
+    run of a tight loop starts where the one before it ends, the output vectors of a period of byte
+    shuffles when the runs are shuffled, else 0) of the copy kernel over ``axes``, as its plan_loops
+    and plan_shuffle decide them (the tests hold the two equal): the innermost axis is one run when
+    it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in the source;
+    a short run repeated back to back is a fill of the whole row; the axis outside the runs is a
+    tight loop, and when that loop is short the largest outer axis whose destination spans at most
+    SWAP_SPAN takes its place; every other axis is an odometer step."""
     shape = [a[0] for a in axes]
     dst = [a[1] for a in axes]
     src = [a[2] for a in axes]
-    outer, run, fill = len(axes), elem, False
+    outer, run, fill, unit = len(axes), elem, False, elem
     if axes and dst[-1] == elem and (src[-1] == elem or (src[-1] == 0 and elem <= 16 and 16 % elem == 0)):
         outer, run, fill = outer - 1, shape[-1] * elem, src[-1] == 0
     if (
@@ -149,23 +151,57 @@ def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool
         and run <= 16
         and 16 % run == 0
     ):
-        outer, run, fill = outer - 1, run * shape[outer - 1], True
+        outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
     loop = outer - 1
     if loop >= 1 and shape[loop] <= SWAP_MAX:
         k = max(range(loop), key=lambda i: shape[i])
         if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
             shape[k], shape[loop] = shape[loop], shape[k]
             dst[k], dst[loop] = dst[loop], dst[k]
+            src[k], src[loop] = src[loop], src[k]
     runs = math.prod(shape[:outer])
     joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
-    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined
+    count = shape[loop] if loop >= 0 and dst[loop] == run else 0
+    vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit)
+    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined, vectors
+
+
+SHUFFLE_PERIOD = 8  # the kernel's: at most this many output vectors before the pattern repeats
+
+
+def shuffle_vectors(count: int, s_step: int, run: int, fill: bool, unit: int) -> int:
+    """The output vectors of a period of the kernel's byte shuffles for ``count`` runs of ``run``
+    bytes ``s_step`` apart in the source, joined in the destination (a fill's element: ``unit``
+    bytes), as its plan_shuffle decides: runs under 16 bytes whose 16 output bytes each come from
+    under 32 source bytes, and enough of them; 0 when not shuffled."""
+    if run >= 16 or not 0 <= s_step < 32 or (not fill and s_step == run):
+        return 0
+    vectors = run // (run & -run)
+    if vectors > SHUFFLE_PERIOD or count * run < 64 * vectors:
+        return 0
+    r = t = 0
+    mod = unit - 1 if fill else 31
+    for _ in range(vectors):
+        sources = []
+        for _ in range(16):
+            sources.append(r * s_step + (t & mod))
+            t += 1
+            if t == run:
+                t, r = 0, r + 1
+        if max(sources) - min(sources) >= 32:
+            return 0
+    return vectors
 
 
 def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple[float, int]:
     """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
     steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
-    per run)."""
-    run, runs, steps, fill, _ = kernel_loops(axes, elem)
+    per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
+    float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
+    as long)."""
+    run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem)
+    if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
+        return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs
     if fill:
         per_run = costs.kernel_fill_ns
     elif run in (1, 2, 4, 8, 16):  # one move each
@@ -238,7 +274,7 @@ def kernel_cost(
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
-    run, runs, _, _, joined = kernel_loops(merged, width)
+    run, runs, _, _, joined, _ = kernel_loops(merged, width)
     bounced = joined and run < BOUNCE_RUN
     if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf

@@ -474,9 +474,35 @@ def loop_axes(draw):
     for _ in range(ndim):
         n = draw(st.sampled_from([1, 2, 3, 4, 5, 8, 16, 100, 1000]))
         dst = draw(st.sampled_from([width, 2 * width, 16, 48, 1000, 70000, -width]))
-        src = draw(st.sampled_from([0, width, 3 * width]))
+        src = draw(st.sampled_from([0, width, 2 * width, 3 * width]))
         axes.append((n, dst, src))
     return tuple(axes), width
+
+
+@needs_kernel
+@pytest.mark.parametrize(
+    ("axes", "width", "vectors"),
+    [
+        (((64, 12, 4), (3, 4, 0)), 4, 3),  # rows of one int32 three times, back to back: 48-byte periods
+        (((100, 6, 2), (3, 2, 0)), 2, 3),  # one int16 three times
+        (((1000, 8, 4), (2, 4, 0)), 4, 1),  # one int32 twice: a 16-byte vector per two rows
+        (((100, 12, 40), (3, 4, 0)), 4, 0),  # rows 40 bytes apart in the source: more loads than two
+        (((4, 12, 4), (3, 4, 0)), 4, 0),  # too few runs to pay
+        (((64, 24, 4), (3, 4, 0)), 4, 0),  # not back to back in the destination
+    ],
+)
+def test_pricing_knows_which_short_runs_the_kernel_shuffles(axes, width, vectors):
+    shape, dst, src = ([a[i] for a in axes] for i in range(3))
+    expected = vectors if copy_kernel.shuffles() else 0
+    assert copy_kernel.loops(shape, dst, src, width)[5] == expected
+    assert pricing.kernel_loops(axes, width)[5] == vectors  # the mirror says what the kernel would plan
+    model = replace_kernel(BENCH, kernel_shuffle_ns=0.4, kernel_fill_ns=1.0, kernel_step_ns=5.0)
+    run, runs, steps, fill, _, _ = pricing.kernel_loops(axes, width)
+    work = pricing.kernel_work_ns(axes, width, model)[0]
+    if expected:  # 16 output bytes at a time instead of a fill or a move per run
+        assert work == pytest.approx(steps * 5.0 + runs * run / 16 * 0.4)
+    else:
+        assert work > runs * run / 16 * 0.4
 
 
 @needs_kernel

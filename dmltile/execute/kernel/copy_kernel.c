@@ -37,7 +37,7 @@
 #define NOINLINE __attribute__((noinline))
 #endif
 
-#define ABI 6 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define ABI 7 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
 #define STEP_HEADER 10
@@ -606,7 +606,8 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
 
 /* The loops copy_view runs for a copy of ndim axes (dims: shape, dst strides, src strides): out[0] the
  * bytes per run, out[1] the runs, out[2] the odometer steps, out[3] 1 when the runs are fills, out[4]
- * 1 when each run of a tight loop starts where the one before it ends. For
+ * 1 when each run of a tight loop starts where the one before it ends, out[5] the output vectors of
+ * a period of shuffles when the runs are shuffled (0 when not: see plan_shuffle). For
  * the tests, which hold pricing.py's mirror of plan_loops to it. Returns -1 for bad arguments. */
 EXPORT int dmltile_loops(int ndim, const int64_t *dims, int64_t width, int64_t *out) {
     if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
@@ -617,6 +618,10 @@ EXPORT int dmltile_loops(int ndim, const int64_t *dims, int64_t width, int64_t *
     for (int i = 0; i < l.outer; i++) runs *= shape[i];
     out[0] = l.run, out[1] = runs, out[2] = runs / (l.loop >= 0 ? shape[l.loop] : 1), out[3] = l.fill;
     out[4] = l.joined;
+    shuffle_t shuffle; /* as copy_view plans it for the whole copy */
+    int joined_loop = l.loop >= 0 && d_str[l.loop] == l.run;
+    plan_shuffle(&shuffle, joined_loop ? shape[l.loop] : 0, l.loop >= 0 ? s_str[l.loop] : 0, l.run, l.fill, l.unit);
+    out[5] = shuffle.vectors;
     return 0;
 }
 
