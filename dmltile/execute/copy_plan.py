@@ -69,17 +69,7 @@ def make_plan(
     if prefer - KINDS:
         raise ValueError(f"unknown plan kinds {sorted(prefer - KINDS)}; known: {sorted(KINDS)}")
     whole = simplify(tile_axes(sizes, repeats, src_strides, dst_strides))
-    axes, rest = split_back_to_back(whole, elem)
-    cost, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
-    if rest is not None and not prefer:
-        # The repeats the chunks leave over are copied from the input as it is: from a strided input
-        # that the chunks' plan gathers first, that re-reads it element by element (rows of 21 float64
-        # 48 bytes apart, 109 repeats cut into 4 chunks of 24 and 13 over: 2.5 ms, where the gathered
-        # rows fanned out whole took 1.5). So the whole copy unsplit is priced too.
-        rest_cost = step_cost(simplify(rest[0]), elem, costs, 0, 1, True, prefer)
-        whole_cost, whole_recipe = _best(whole, elem, out_bytes_limit, costs, threads, True, prefer)
-        if whole_cost < cost + (cheaper(*rest_cost) if threads > 1 else rest_cost[0]):
-            axes, rest, cost, recipe = whole, None, whole_cost, whole_recipe
+    axes, rest, cost, recipe = _chunks_or_whole(whole, elem, out_bytes_limit, costs, threads, prefer)
     # Any plan but one copy on one thread runs through the plan runner (its views, or one call of the
     # copy kernel through ctypes), a one-step plan on arrays as two reshapes and one np.copyto: on small
     # outputs that difference decides, and the recursion above cannot see it (it prices steps, not
@@ -116,6 +106,30 @@ def make_plan(
         if program_cost(step_axes, step.width, costs) + costs.runner_work_ns < numpy * RESHAPE_MARGIN:
             plan = replace(plan, program=True)
     return plan
+
+
+def _chunks_or_whole(
+    whole: tuple[Axis, ...],
+    elem: int,
+    out_bytes_limit: int,
+    costs: CopyCosts,
+    threads: int,
+    prefer: frozenset,
+) -> tuple[tuple[Axis, ...], tuple | None, float, Recipe]:
+    """(axes, rest, cost, recipe) of the copy over ``whole``: a row repeated back to back cut into
+    chunks (split_back_to_back) with the repeats they leave over as one copy more, or, priced lower,
+    the whole copy unsplit. The repeats left over are copied from the input as it is: from a strided
+    input that the chunks' plan gathers first, that re-reads it element by element (rows of 21 float64
+    48 bytes apart, 109 repeats cut into 4 chunks of 24 and 13 over: 2.5 ms, where the gathered rows
+    fanned out whole took 1.5)."""
+    axes, rest = split_back_to_back(whole, elem)
+    cost, recipe = _best(axes, elem, out_bytes_limit, costs, threads, True, prefer)
+    if rest is not None and not prefer:
+        rest_cost = step_cost(simplify(rest[0]), elem, costs, 0, 1, True, prefer)
+        whole_cost, whole_recipe = _best(whole, elem, out_bytes_limit, costs, threads, True, prefer)
+        if whole_cost < cost + (cheaper(*rest_cost) if threads > 1 else rest_cost[0]):
+            return whole, None, whole_cost, whole_recipe
+    return axes, rest, cost, recipe
 
 
 def gather_chunk(axes: tuple[Axis, ...], elem: int, prefer: frozenset[str] = frozenset()) -> int:

@@ -153,17 +153,22 @@ def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool
     ):
         outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
     loop = outer - 1
-    if loop >= 1 and shape[loop] <= SWAP_MAX:
-        k = max(range(loop), key=lambda i: shape[i])
-        if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
-            shape[k], shape[loop] = shape[loop], shape[k]
-            dst[k], dst[loop] = dst[loop], dst[k]
-            src[k], src[loop] = src[loop], src[k]
+    _swap_short_loop(shape, dst, src, loop)
     runs = math.prod(shape[:outer])
     joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
     count = shape[loop] if loop >= 0 and dst[loop] == run else 0
     vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit)
     return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined, vectors
+
+
+def _swap_short_loop(shape: list[int], dst: list[int], src: list[int], loop: int) -> None:
+    """The kernel's swap of a short tight loop (axis ``loop``) with the largest outer axis whose
+    destination spans at most SWAP_SPAN, made in place on the three lists."""
+    if loop >= 1 and shape[loop] <= SWAP_MAX:
+        k = max(range(loop), key=lambda i: shape[i])
+        if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
+            for values in (shape, dst, src):
+                values[k], values[loop] = values[loop], values[k]
 
 
 SHUFFLE_PERIOD = 8  # the kernel's: at most this many output vectors before the pattern repeats
