@@ -555,21 +555,13 @@ def _two_thread_llc(dst: np.ndarray, row: np.ndarray, llc: int) -> int:
 
 
 def two_thread_edge(sizes: list[int], rates: list[float]) -> int:
-    """The last of ``sizes`` (doubling, from one thread's last level) written at a rate nearer, on log
-    scale, to the first size's (in the cache) than to the last one's (in memory), the first size
-    itself when the second is already nearer memory; 0 (nothing learnt) when the curve shows no
-    change (SLOWER) or there is no second size. Two threads' rate rises more gently past a cache than
-    one thread's, so a fixed step such as SLOWER would cut it early."""
-    level, mem = rates[0], rates[-1]
-    if len(rates) < 2 or mem <= SLOWER * level:
-        return 0
-    middle = math.sqrt(level * mem)
-    edge = sizes[0]
-    for size, rate in zip(sizes[1:], rates[1:], strict=True):
-        if rate > middle:
-            break
-        edge = size
-    return edge
+    """The last of ``sizes`` (doubling, from one thread's last level) that two threads write at the
+    last level's rate by _far_edge's rule, the first size itself when the second is already nearer
+    memory; 0 (nothing learnt) when the curve shows no change or there is no second size. Two
+    threads' rate rises more gently past a cache than one thread's (16 MiB at 1.33x their 8 MiB rate,
+    still in cache), so a fixed step such as SLOWER would cut it early."""
+    at, ends = _far_edge(rates, 0)
+    return sizes[at] if ends else 0
 
 
 def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dict:
