@@ -224,12 +224,7 @@ def misaligned_alternative(step: Step, l2_bytes: int) -> tuple[Step, ...]:
         and "out" not in (step.src, step.dst)
     ):
         return (step,)
-    if step.width in (1, 2, 4, 8):
-        if not step.shape or step.dst_strides[-1] != step.width or step.src_strides[-1] != step.width:
-            return (step,)
-        chunk, outer = step.shape[-1] * step.width, len(step.shape) - 1
-    else:
-        chunk, outer = step.width, len(step.shape)
+    chunk, outer = memmove_chunks(step)
     if not REP_MOVSB_MIN <= chunk < l2_bytes or math.prod(step.shape) * step.width <= ALT_MIN_BYTES:
         return (step,)
     piece = max((p for p in range(128, PIECE + 1, 64) if chunk % p == 0), default=0)
@@ -242,6 +237,17 @@ def misaligned_alternative(step: Step, l2_bytes: int) -> tuple[Step, ...]:
     tail_at = (step.dst_offset + piece - 64, step.src_offset + piece - 64)
     tail = Step(step.dst, step.src, shape, d_str, s_str, *tail_at, 64, step.phase, when="misaligned")
     return (replace(step, when="aligned"), body, tail)
+
+
+def memmove_chunks(step: Step) -> tuple[int, int]:
+    """(bytes, outer axes) of the contiguous chunks NumPy moves one memmove each when it copies
+    ``step``: the innermost axis when it is contiguous in both views (an integer element), else the
+    element itself, over the axes outside them; (0, 0) for an integer element copied one by one."""
+    if step.width not in (1, 2, 4, 8):
+        return step.width, len(step.shape)
+    if not step.shape or step.dst_strides[-1] != step.width or step.src_strides[-1] != step.width:
+        return 0, 0
+    return step.shape[-1] * step.width, len(step.shape) - 1
 
 
 def misaligned(dst_address: int, src_address: int) -> bool:

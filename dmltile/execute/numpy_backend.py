@@ -33,7 +33,7 @@ from .buffers import (
 )
 from .copy_kernel import SHARE_PIECES, KernelCall, address, share_pieces
 from .copy_plan import FAST_MAX_BYTES, make_plan
-from .copy_steps import REP_MOVSB_MIN, Plan, Step, element_type, misaligned, view
+from .copy_steps import REP_MOVSB_MIN, Plan, Step, element_type, memmove_chunks, misaligned, view
 from .costs import CopyCosts, machine_costs
 
 __all__ = ["POISON_BYTE", "NumpyTile", "addressed_mask", "byte_view", "run_tile_buffers", "strided"]
@@ -534,21 +534,16 @@ def _slow_differences(plan: Plan, fast: tuple | None, costs: CopyCosts) -> froze
     are none, or no copy kernel to run the step instead. Rows of 7621 float16 repeated twice (60 KiB)
     took 10.8 us as reshapes with the output 8 bytes past the input (modulo 64), where a memcpy of the
     output took 1.7 and the kernel, which steers clear of that case, 3.6."""
-    if fast is None or not copy_kernel.available() or not plan.steps[0].shape:
+    if fast is None or not copy_kernel.available():
         return frozenset()
     step = plan.steps[0]
-    outer = zip(step.shape, step.dst_strides, step.src_strides, strict=True)
-    if step.width in (1, 2, 4, 8):  # the chunk is the innermost axis when it is contiguous in both
-        *outer_axes, (size, dst_stride, src_stride) = outer
-        contiguous = dst_stride == src_stride == step.width
-        chunk = size * step.width if contiguous else step.width
-        axes = outer_axes if contiguous else [*outer_axes, (size, dst_stride, src_stride)]
-    else:
-        chunk, axes = step.width, list(outer)
+    chunk, outer = memmove_chunks(step)
     if not REP_MOVSB_MIN <= chunk < costs.l2_bytes:
         return frozenset()
     offsets = {(step.dst_offset - step.src_offset) % 64}
-    for size, dst_stride, src_stride in axes:
+    for size, dst_stride, src_stride in zip(
+        step.shape[:outer], step.dst_strides[:outer], step.src_strides[:outer], strict=True
+    ):
         offsets = {(r + i * (dst_stride - src_stride)) % 64 for r in offsets for i in range(min(size, 64))}
     return frozenset(d for d in range(64) if any(misaligned(d + r, 0) for r in offsets))
 

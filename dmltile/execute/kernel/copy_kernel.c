@@ -491,6 +491,14 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
     return l;
 }
 
+/* The shuffles of a copy's tight loop as plan_loops set it up (the axes as it left them): none unless
+ * each run of the loop starts where the one before it ends. */
+static void loop_shuffle(shuffle_t *p, const loops_t *l, const int64_t *shape, const int64_t *d_str,
+                         const int64_t *s_str) {
+    int joined = l->loop >= 0 && d_str[l->loop] == l->run;
+    plan_shuffle(p, joined ? shape[l->loop] : 0, l->loop >= 0 ? s_str[l->loop] : 0, l->run, l->fill, l->unit);
+}
+
 /* Streaming short runs. A run of a few lines gains few whole lines of its own: streamed one by one,
  * the partial lines at its ends are written with ordinary stores, read for ownership (a run of 804
  * bytes: 2 lines in 13). But runs that follow one another in the destination (a row of 4 int32
@@ -585,7 +593,7 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     int bounced = stream && l.run < BOUNCE_RUN && l.joined;
     bounce.base = NULL;
     shuffle_t shuffle;
-    plan_shuffle(&shuffle, loop >= 0 && d_step == l.run ? count : 0, s_step, l.run, l.fill, l.unit);
+    loop_shuffle(&shuffle, &l, shape, d_str, s_str);
     for (;;) {
         if (bounced)
             bounce_runs(&bounce, d, s, count, s_step, l.run, l.fill, l.unit, &shuffle);
@@ -619,8 +627,7 @@ EXPORT int dmltile_loops(int ndim, const int64_t *dims, int64_t width, int64_t *
     out[0] = l.run, out[1] = runs, out[2] = runs / (l.loop >= 0 ? shape[l.loop] : 1), out[3] = l.fill;
     out[4] = l.joined;
     shuffle_t shuffle; /* as copy_view plans it for the whole copy */
-    int joined_loop = l.loop >= 0 && d_str[l.loop] == l.run;
-    plan_shuffle(&shuffle, joined_loop ? shape[l.loop] : 0, l.loop >= 0 ? s_str[l.loop] : 0, l.run, l.fill, l.unit);
+    loop_shuffle(&shuffle, &l, shape, d_str, s_str);
     out[5] = shuffle.vectors;
     return 0;
 }
