@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 34
+FORMAT = 35
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,8 @@ class CopyCosts:
     byte_near2_ns: float = 0.030  # both threads writing a destination of twice L2 (each half fits one L2)
     byte_small2_ns: float = 0.030  # both threads writing a destination of half of L2
     far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
+    mem_src_ns: float = 0.015  # extra per byte when the source lives in memory, past the last level
+    mem_src2_ns: float = 0.005  # the same with both threads copying (time per byte of the whole copy)
     moved_ns: float = 0.034  # per byte the calling thread just wrote that a second thread reads first
     thread_ns: float = 25000.0  # handing half a copy to a Python thread and waiting for it
     share_ns: float = 1000.0  # what sharing a step with the copy kernel's own worker adds, worker awake
@@ -85,6 +87,7 @@ class CopyCosts:
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
     kernel_bounce_ns: float = 0.0  # extra per byte of short joined runs streamed through its buffer
+    kernel_bounce2_ns: float = 0.0  # the same with both threads (time per byte of the whole copy)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
 
@@ -135,15 +138,25 @@ class CopyCosts:
                 return r0 + f * (r1 - r0)
         return mem
 
-    def src_ns(self, src_bytes: int, dst_bytes: int) -> float:
+    def src_ns(self, src_bytes: int, dst_bytes: int, threads: int = 1) -> float:
         """Extra per-byte cost of a source spanning ``src_bytes`` while ``dst_bytes`` are written: none
         while it stays in half of L2, else rising (on log size) to ``far_src_ns`` for a source of twice
         L2's size, which is read from the last level or memory (measured: a copy whose source is 4 MiB or
-        more costs twice one from a 16 KiB row, 0.068 against 0.034 ns per byte, both in the last level)."""
+        more costs twice one from a 16 KiB row, 0.068 against 0.034 ns per byte, both in the last level).
+        Past the last level (as ``threads`` meet it) the source is read from memory: rising over the
+        doubling past it to what that adds (``mem_src_ns``, or ``mem_src2_ns`` on two threads). On an
+        EPYC VM whose last level reads cost nothing over L2's, a doubling plan's last steps, each reading
+        36-72 MiB back from memory, were priced as free reads and chosen over a fan-out that took 0.8x
+        their time."""
         lo = self.l2_bytes // 2
         if src_bytes <= lo or dst_bytes <= 0:
             return 0.0
-        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
+        near = self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
+        edge = self.two_thread_llc if threads > 1 else self.llc_bytes
+        if src_bytes <= edge:
+            return near
+        mem = max(near, self.mem_src2_ns if threads > 1 else self.mem_src_ns)
+        return near + (mem - near) * min(1.0, math.log(src_bytes / edge) / math.log(2))
 
     @property
     def two_thread_llc(self) -> int:
@@ -503,6 +516,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         else:  # one CPU: a second thread never pays (1e12 ns)
             b_llc2, b_mem2, b_near2, b_small2, thread, moved = b_llc, b_mem, b_llc, b_l2, 1e3, b_far
             llc2 = 0
+        mem_src, mem_src2 = _memory_source(dst, row, machine.cpus > 1)
         kernel = _kernel_costs(dst, src, pool, b_l2) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
@@ -526,12 +540,40 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         byte_near2_ns=b_near2 * ns,
         byte_small2_ns=b_small2 * ns,
         far_src_ns=b_far * ns,
+        mem_src_ns=mem_src * ns,
+        mem_src2_ns=mem_src2 * ns,
         moved_ns=moved * ns,
         thread_ns=thread * ns,
         share_ns=share * ns,
         kernel_shares=wake is not None and machine.cpus > 1,
         calibrated=True,
     )
+
+
+def _memory_source(dst: np.ndarray, block: np.ndarray, two: bool) -> tuple[float, float]:
+    """Seconds per byte that a source in memory adds to a copy, one thread and two: half of ``dst``
+    written from its other half (pushed out of the caches by rewriting the first half just before),
+    against the same copy from ``block``, which stays in L2; with the copy kernel's streaming stores
+    where it is loaded (past the last level, copies are streamed), else with np.copyto (then two
+    threads are taken to pay what one does). The two threads' figure is the smaller here: on an EPYC
+    VM one thread streamed 32 MiB from memory at 0.051 ns/B and from L2 at 0.037, two threads at
+    0.042 and 0.038."""
+    half = dst.size // 2 // block.size * block.size
+    out = dst[:half].reshape(-1, block.size)
+    sources = (dst[half : 2 * half].reshape(out.shape), np.broadcast_to(block, out.shape))
+
+    def rewrite(value: int) -> None:
+        out.fill(value)
+
+    def extra(pieces: int | None) -> float:
+        if copy_kernel.available():
+            far, near = (_shared_copy(out, s, True, pieces) for s in sources)
+        else:
+            far, near = (lambda s=s: np.copyto(out, s) for s in sources)
+        return max(0.0, _best_after(rewrite, 2, far, 3) - _best_after(rewrite, 2, near, 3)) / out.size
+
+    one = extra(0)
+    return one, extra(None) if two and copy_kernel.has_worker() else one
 
 
 def _two_thread_llc(dst: np.ndarray, row: np.ndarray, llc: int) -> int:
@@ -611,7 +653,12 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     joined = 265
     j_rows = dst.size // joined
     j_view = dst[: j_rows * joined].reshape(j_rows, joined)
-    t_joined = _best(_shared_copy(j_view, np.broadcast_to(src[:joined], j_view.shape), True, 0), 1, 3)
+    j_src = np.broadcast_to(src[:joined], j_view.shape)
+    t_joined = _best(_shared_copy(j_view, j_src, True, 0), 1, 3)
+    # On two threads each pays half of it, and part of that overlaps the other's streaming: 0.003-0.013
+    # ns/B there against 0.03-0.038 on one thread (runs of 72-320 bytes, 64 MiB, the EPYC VM).
+    worker = copy_kernel.has_worker()
+    t_joined2 = _best(_shared_copy(j_view, j_src, True), 1, 3) if worker else math.inf
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
@@ -632,6 +679,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
+    bounce = max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy) / j_view.size
+    bounce2 = bounce / 2  # without the worker, a Python thread's half: what one thread pays for it
+    if worker:
+        bounce2 = max(0.0, t_joined2 - j_view.size * t_two / nbytes - j_rows * copy / 2) / j_view.size
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,
@@ -645,9 +696,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_copy_ns": copy * ns,
         "kernel_byte_ns": t_long / nbytes * ns,
         "kernel_byte2_ns": t_two / nbytes * ns,
-        "kernel_bounce_ns": max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy)
-        / j_view.size
-        * ns,
+        "kernel_bounce_ns": bounce * ns,
+        "kernel_bounce2_ns": bounce2 * ns,
         "kernel_calibrated": True,
     }
 

@@ -87,7 +87,11 @@ def copy_ways(
     # thread has just written: on two threads the worker first takes those lines from the other
     # core's cache (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
     moved = span(axes, 2, elem) * costs.moved_ns if region or written else 0.0
-    kernel = kernel_cost(axes, elem, costs, fresh, bands, prefer, moved) if to_out else (math.inf, math.inf)
+    kernel = (
+        kernel_cost(axes, elem, costs, fresh, bands, prefer, moved, bool(region or written))
+        if to_out
+        else (math.inf, math.inf)
+    )
     return (numpy[0], numpy[1] + moved), kernel
 
 
@@ -111,15 +115,17 @@ def numpy_cost(
         + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
+    far = [source_ns(span(w_axes, 2, width), nbytes, bands, costs, t) for t in (1, 2)]
     rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
         if nbytes // 2 >= costs.stream_min:
             rates[1] = costs.stream_ns
-    one = fixed + per + nbytes * (rates[0] + far)
+    one = fixed + per + nbytes * (rates[0] + far[0])
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
-    two = costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
+    two = (
+        costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (rates[1] + far[1]) if splittable else math.inf
+    )
     return one, two
 
 
@@ -229,8 +235,8 @@ def plain_kernel_cost(
     work, nbytes = kernel_work_ns(w_axes, width, costs)
     per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
-    one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
+    far = [source_ns(span(w_axes, 2, width), nbytes, bands, costs, t) for t in (1, 2)]
+    one = per + nbytes * (costs.byte_ns(dst_span, 1) + far[0])
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
     if costs.shares_in_kernel:  # one call: the pieces are taken inside the kernel
@@ -240,7 +246,7 @@ def plain_kernel_cost(
         )
     else:  # a kernel call per piece, as the plan runner cuts them
         calls = max(bands, min(SHARE_PIECES, bands * w_axes[0][0])) * costs.kernel_call_ns / 2
-    return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
+    return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far[1])
 
 
 def pieces_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, pieces: int) -> float:
@@ -263,12 +269,14 @@ def kernel_cost(
     bands: int = 1,
     prefer: frozenset[str] = frozenset(),
     moved: float = 0.0,
+    own_source: bool = False,
 ) -> tuple[float, float]:
     """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded,
     its runs are too short for whole streamed lines and do not join into longer ones, or the output
     fits in the measured last level (for two threads, in the last level as two threads meet it);
     ``moved``: what two threads pay first to take the source from the calling thread's cache (see
-    copy_ways). ``prefer`` with "stream" makes it near free.
+    copy_ways); ``own_source``: the source is what the plan itself wrote (a block of the output or a
+    temporary). ``prefer`` with "stream" makes it near free.
 
     Streaming stores send every line to memory, past the cache. An output that fits in the last level
     is, with ordinary stores, written there and read from there by whatever consumes it; streamed, it
@@ -288,24 +296,27 @@ def kernel_cost(
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
     # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are, and
-    # their bytes pay for going out through it.
-    per = bands * (
-        kernel_work_ns(merged, width, costs)[0] + runs * run * costs.kernel_bounce_ns
-        if bounced
-        else runs * costs.kernel_run_ns
-    )
+    # their bytes pay for going out through it: on two threads less than half of what one pays, since
+    # it overlaps the other thread's streaming (its own figure).
+    work = kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns
+    per = bands * (work + (runs * run * costs.kernel_bounce_ns if bounced else 0.0))
+    per2 = bands * (work / 2 + (runs * run * costs.kernel_bounce2_ns if bounced else 0.0))
     # Streamed writes go to memory, and reads from the last level overlap them: a 70 MiB Tile from a
     # 17 MiB source streamed in 1.7 ms on two threads, the rate of writes alone. A source byte is read
     # from wherever the source lives once whatever the plan; it is read from memory again only when
     # the source read in between is past the last level. 117 rows of 342 KiB each repeated twice in
     # place (a 40 MiB source, a 32 MiB last level) streamed in 2.4 ms as one copy, read once; priced
-    # by the whole source's span, it was cut into 13 bands that took 2.7.
-    src_span = reread_span(merged, width)
-    far = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
-    one = fixed + per + nbytes * (rate + far)
+    # by the whole source's span, it was cut into 13 bands that took 2.7. What the plan wrote itself is
+    # read back on top of that, from wherever it went: a doubling's last steps, each copying 36-72 MiB
+    # it had just written, were priced as free reads and chosen over a fan-out that took 0.8x as long.
+    src_span = span(merged, 2, width) if own_source else reread_span(merged, width)
+    far = [
+        source_ns(src_span, nbytes, bands, costs, t) if src_span > costs.llc_bytes else 0.0 for t in (1, 2)
+    ]
+    one = fixed + per + nbytes * (rate + far[0])
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
     two = (
-        costs.handoffs_ns(bands) + moved + fixed + per / 2 + nbytes * (costs.kernel_rate(2) + far)
+        costs.handoffs_ns(bands) + moved + fixed + per2 + nbytes * (costs.kernel_rate(2) + far[1])
         if splittable
         else math.inf
     )
@@ -337,20 +348,21 @@ def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int)
     nbytes = count * chunk
     fixed = costs.call_ns + fresh * costs.view_ns
     per = count * costs.gather_ns
-    far = costs.src_ns(span(axes, 2, elem), nbytes)
-    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    far = [costs.src_ns(span(axes, 2, elem), nbytes, t) for t in (1, 2)]
+    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far[0])
     two = (
-        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far[1])
         if count > 1
         else math.inf
     )
     return one, two
 
 
-def source_ns(src_span: int, nbytes: int, bands: int, costs: CopyCosts) -> float:
-    """Extra per-byte cost of reading the source: a band's source that fits in an L2 block is read
-    there by every copy of it after the first, a larger one as a copy's source is (costs.src_ns)."""
-    return 0.0 if bands > 1 and src_span <= costs.block_bytes else costs.src_ns(src_span, nbytes)
+def source_ns(src_span: int, nbytes: int, bands: int, costs: CopyCosts, threads: int = 1) -> float:
+    """Extra per-byte cost of reading the source on ``threads``: a band's source that fits in an L2
+    block is read there by every copy of it after the first, a larger one as a copy's source is
+    (costs.src_ns)."""
+    return 0.0 if bands > 1 and src_span <= costs.block_bytes else costs.src_ns(src_span, nbytes, threads)
 
 
 def _contiguous_1d(w_axes, width: int) -> bool:

@@ -396,11 +396,11 @@ def test_a_step_cut_for_two_threads_is_priced_with_each_pieces_own_loops(monkeyp
 @needs_kernel
 def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_byte():
     joined = ((1 << 18, 265, 0), (265, 1, 1))  # 2**18 runs of 265 bytes, each where the last one ended
-    base = replace_kernel(BENCH, kernel_bounce_ns=0.0)
-    dear = replace(base, kernel_bounce_ns=0.03)
+    base = replace_kernel(BENCH, kernel_bounce_ns=0.0, kernel_bounce2_ns=0.0)
+    dear = replace(base, kernel_bounce_ns=0.03, kernel_bounce2_ns=0.01)
     (one, two), (one_dear, two_dear) = (pricing.kernel_cost(joined, 1, m, 1) for m in (base, dear))
     assert one_dear - one == pytest.approx(0.03 * 265 * (1 << 18))
-    assert two_dear - two == pytest.approx(0.03 * 265 * (1 << 18) / 2)  # each thread streams half
+    assert two_dear - two == pytest.approx(0.01 * 265 * (1 << 18))  # two threads' own figure
     apart = ((1 << 18, 320, 0), (265, 1, 1))  # runs with gaps are streamed one by one, not through it
     assert pricing.kernel_cost(apart, 1, dear, 1) == pricing.kernel_cost(apart, 1, base, 1)
 

@@ -224,6 +224,71 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
+def test_a_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
+    model = dataclasses.replace(
+        BENCH,
+        l2_bytes=MIB,
+        llc_bytes=8 * MIB,
+        llc2_bytes=16 * MIB,
+        far_src_ns=0.0,
+        mem_src_ns=0.015,
+        mem_src2_ns=0.005,
+    )
+    out = 1 << 30
+    assert model.src_ns(256 << 10, out) == model.src_ns(8 * MIB, out) == 0.0  # L2, then a free last level
+    assert model.src_ns(16 * MIB, out) == pytest.approx(0.015)  # a doubling past one thread's edge
+    assert model.src_ns(12 * MIB, out) == pytest.approx(0.015 * math.log(1.5) / math.log(2))
+    assert model.src_ns(16 * MIB, out, 2) == 0.0  # within two threads' own edge
+    assert model.src_ns(32 * MIB, out, 2) == model.src_ns(1 << 30, out, 2) == pytest.approx(0.005)
+    # A last level dearer to read than memory keeps its own price past it.
+    assert dataclasses.replace(model, far_src_ns=0.03).src_ns(64 * MIB, out) == pytest.approx(0.03)
+    sizes = [1 << k for k in range(16, 34)]
+    for threads in (1, 2):
+        prices = [model.src_ns(n, out, threads) for n in sizes]
+        assert prices == sorted(prices)
+
+
+def test_a_step_reading_back_what_the_plan_wrote_pays_for_reading_it_from_memory():
+    # A 736-byte row repeated 271431 times (200 MiB) on an EPYC VM whose last level costs nothing to
+    # read over L2: doubling it streams its last steps from 9-72 MiB of the output just written, which
+    # comes back from memory (measured 8.8-9.2 ms), where a fan-out of a 2 KiB block took 7.4.
+    epyc = dataclasses.replace(
+        BENCH,
+        l2_bytes=MIB,
+        llc_bytes=8 * MIB,
+        llc2_bytes=16 * MIB,
+        far_src_ns=0.0,
+        byte_l2_ns=0.02,
+        byte_llc_ns=0.028,
+        byte_mem_ns=0.059,
+        byte_llc2_ns=0.0135,
+        byte_mem2_ns=0.037,
+        byte_near2_ns=0.0138,
+        byte_small2_ns=0.0083,
+        moved_ns=0.11,
+        share_ns=350.0,
+        kernel_shares=True,
+        kernel_byte_ns=0.036,
+        kernel_byte2_ns=0.0355,
+        kernel_bounce_ns=0.048,
+        kernel_bounce2_ns=0.0096,
+        kernel_run_ns=3.2,
+        kernel_copy_ns=0.55,
+        kernel_calibrated=True,
+        calibrated=True,
+    )
+    if not copy_kernel.has_worker():
+        pytest.skip(f"the copy kernel's worker is not here: {copy_kernel.status()}")
+    desc = dmltile.tile_desc([92], [271431], dtype="UINT64")
+    kinds = {
+        mem: numpy_backend.NumpyTile(
+            desc, costs=dataclasses.replace(epyc, mem_src_ns=mem, mem_src2_ns=mem / 3), threads=2
+        ).plan_info()["kind"]
+        for mem in (0.0, 0.015)
+    }
+    assert kinds == {0.0: "double", 0.015: "fanout"}
+
+
 def test_two_threads_write_at_the_last_levels_rate_up_to_their_own_measured_edge():
     model = dataclasses.replace(
         BENCH, llc_bytes=8 << 20, llc2_bytes=16 << 20, byte_llc2_ns=0.01, byte_mem2_ns=0.04
