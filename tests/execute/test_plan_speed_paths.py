@@ -25,7 +25,7 @@ from dmltile.execute import copy_axes, copy_kernel, copy_steps, costs, numpy_bac
 from dmltile.execute import copy_plan as plan
 from dmltile.execute.machine import Machine, faked, this_machine
 from tests.exec_reference import DTYPES, descriptors
-from tests.execute.machines import BENCH, BENCH_NUMPY_ONLY
+from tests.execute.machines import BENCH, BENCH_NUMPY_ONLY, EPYC
 from tests.execute.test_execution import assert_matches_naive
 
 KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
@@ -225,15 +225,7 @@ def test_write_rates_follow_where_the_destination_lives(llc):
 
 
 def test_a_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
-    model = dataclasses.replace(
-        BENCH,
-        l2_bytes=MIB,
-        llc_bytes=8 * MIB,
-        llc2_bytes=16 * MIB,
-        far_src_ns=0.0,
-        mem_src_ns=0.015,
-        mem_src2_ns=0.005,
-    )
+    model = dataclasses.replace(EPYC, mem_src_ns=0.015, mem_src2_ns=0.005)
     out = 1 << 30
     assert model.src_ns(256 << 10, out) == model.src_ns(8 * MIB, out) == 0.0  # L2, then a free last level
     assert model.src_ns(16 * MIB, out) == pytest.approx(0.015)  # a doubling past one thread's edge
@@ -252,37 +244,12 @@ def test_a_step_reading_back_what_the_plan_wrote_pays_for_reading_it_from_memory
     # A 736-byte row repeated 271431 times (200 MiB) on an EPYC VM whose last level costs nothing to
     # read over L2: doubling it streams its last steps from 9-72 MiB of the output just written, which
     # comes back from memory (measured 8.8-9.2 ms), where a fan-out of a 2 KiB block took 7.4.
-    epyc = dataclasses.replace(
-        BENCH,
-        l2_bytes=MIB,
-        llc_bytes=8 * MIB,
-        llc2_bytes=16 * MIB,
-        far_src_ns=0.0,
-        byte_l2_ns=0.02,
-        byte_llc_ns=0.028,
-        byte_mem_ns=0.059,
-        byte_llc2_ns=0.0135,
-        byte_mem2_ns=0.037,
-        byte_near2_ns=0.0138,
-        byte_small2_ns=0.0083,
-        moved_ns=0.11,
-        share_ns=350.0,
-        kernel_shares=True,
-        kernel_byte_ns=0.036,
-        kernel_byte2_ns=0.0355,
-        kernel_bounce_ns=0.048,
-        kernel_bounce2_ns=0.0096,
-        kernel_run_ns=3.2,
-        kernel_copy_ns=0.55,
-        kernel_calibrated=True,
-        calibrated=True,
-    )
     if not copy_kernel.has_worker():
         pytest.skip(f"the copy kernel's worker is not here: {copy_kernel.status()}")
     desc = dmltile.tile_desc([92], [271431], dtype="UINT64")
     kinds = {
         mem: numpy_backend.NumpyTile(
-            desc, costs=dataclasses.replace(epyc, mem_src_ns=mem, mem_src2_ns=mem / 3), threads=2
+            desc, costs=dataclasses.replace(EPYC, mem_src_ns=mem, mem_src2_ns=mem / 3), threads=2
         ).plan_info()["kind"]
         for mem in (0.0, 0.015)
     }
