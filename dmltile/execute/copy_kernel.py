@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 7  # must match ABI in kernel/copy_kernel.c
+ABI = 8  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn

@@ -131,18 +131,24 @@ def numpy_cost(
 
 # How far the copy kernel goes to loop over a larger outer axis (see kernel_loops).
 SWAP_MAX = 4
+SWAP_RUN = 16
+SWAP_STEP = 1 << 20
 SWAP_SPAN = 256 << 10
 
 
-def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool, bool, int]:
+def kernel_loops(
+    axes: tuple[Axis, ...], elem: int, whole: int | None = None
+) -> tuple[int, int, int, bool, bool, int]:
     """(bytes per run, runs, odometer steps, whether the runs are fills, whether they are joined: each
     run of a tight loop starts where the one before it ends, the output vectors of a period of byte
     shuffles when the runs are shuffled, else 0) of the copy kernel over ``axes``, as its plan_loops
     and plan_shuffle decide them (the tests hold the two equal): the innermost axis is one run when
     it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in the source;
     a short run repeated back to back is a fill of the whole row; the axis outside the runs is a
-    tight loop, and when that loop is short the largest outer axis whose destination spans at most
-    SWAP_SPAN takes its place; every other axis is an odometer step."""
+    tight loop, and when that loop is short, the largest outer axis whose destination spans at most
+    SWAP_SPAN takes its place if the runs are SWAP_RUN bytes at most or the whole step (``whole``
+    bytes; by default the copy over ``axes``) writes SWAP_STEP bytes at most; every other axis is an
+    odometer step."""
     shape = [a[0] for a in axes]
     dst = [a[1] for a in axes]
     src = [a[2] for a in axes]
@@ -159,7 +165,8 @@ def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool
     ):
         outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
     loop = outer - 1
-    _swap_short_loop(shape, dst, src, loop)
+    step = math.prod(shape) * elem if whole is None else whole
+    _swap_short_loop(shape, dst, src, loop, run <= SWAP_RUN or step <= SWAP_STEP)
     runs = math.prod(shape[:outer])
     joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
     count = shape[loop] if loop >= 0 and dst[loop] == run else 0
@@ -167,10 +174,10 @@ def kernel_loops(axes: tuple[Axis, ...], elem: int) -> tuple[int, int, int, bool
     return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined, vectors
 
 
-def _swap_short_loop(shape: list[int], dst: list[int], src: list[int], loop: int) -> None:
-    """The kernel's swap of a short tight loop (axis ``loop``) with the largest outer axis whose
-    destination spans at most SWAP_SPAN, made in place on the three lists."""
-    if loop >= 1 and shape[loop] <= SWAP_MAX:
+def _swap_short_loop(shape: list[int], dst: list[int], src: list[int], loop: int, allowed: bool) -> None:
+    """The kernel's swap of a short tight loop (axis ``loop``), where ``allowed``, with the largest
+    outer axis whose destination spans at most SWAP_SPAN, made in place on the three lists."""
+    if allowed and loop >= 1 and shape[loop] <= SWAP_MAX:
         k = max(range(loop), key=lambda i: shape[i])
         if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
             for values in (shape, dst, src):
@@ -204,13 +211,15 @@ def shuffle_vectors(count: int, s_step: int, run: int, fill: bool, unit: int) ->
     return vectors
 
 
-def kernel_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> tuple[float, int]:
+def kernel_work_ns(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None
+) -> tuple[float, int]:
     """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
     steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
     float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
     as long)."""
-    run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem)
+    run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs
     if fill:
@@ -258,7 +267,7 @@ def pieces_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, pieces: 
         return kernel_work_ns(axes, elem, costs)[0]
     size, dst_stride, src_stride = axes[0]
     piece = ((-(-size // pieces), dst_stride, src_stride),) + axes[1:]
-    return pieces * kernel_work_ns(piece, elem, costs)[0]
+    return pieces * kernel_work_ns(piece, elem, costs, math.prod(a[0] for a in axes) * elem)[0]
 
 
 def kernel_cost(

@@ -513,3 +513,22 @@ def test_pricing_counts_the_loops_the_kernel_runs(case):
     axes, width = case
     shape, dst, src = ([a[i] for a in axes] for i in range(3))
     assert pricing.kernel_loops(axes, width) == copy_kernel.loops(shape, dst, src, width)
+
+
+@pytest.mark.parametrize("run", [10, 16, 24, 72, 300, 1274])
+def test_a_short_tight_loop_is_swapped_for_a_longer_one_in_cache_or_under_short_runs(run):
+    # 23 rows of 8 runs, each row two runs of the source written 4 times: the tight loop of 2 runs is
+    # looped over the 23 rows instead (23 x 4 odometer steps become 4 x 2) when the step is small (its
+    # lines in cache) or its runs a vector at most. A piece of a large step (64 MiB) fetches its lines
+    # in strides when swapped: runs of 72 bytes took 2x as long, of 10 bytes 0.4x.
+    axes = ((23, 8 * run, 0), (4, 2 * run, 0), (2, run, 2 * run))
+    assert pricing.kernel_loops(axes, run)[2] == 8
+    assert pricing.kernel_loops(axes, run, 64 << 20)[2] == (8 if run <= 16 else 92)
+    # The same rows 20 times over: a step of 3.7 KiB to 4.5 MiB, the kernel's own choice too.
+    many = ((20, 184 * run, 0), *axes)
+    swapped = run <= 16 or 20 * 184 * run <= 1 << 20
+    assert pricing.kernel_loops(many, run)[2] == (20 * 8 if swapped else 20 * 92)
+    if copy_kernel.available():
+        for case in (axes, many):
+            shape, dst, src = ([a[i] for a in case] for i in range(3))
+            assert copy_kernel.loops(shape, dst, src, run) == pricing.kernel_loops(case, run)

@@ -37,7 +37,7 @@
 #define NOINLINE __attribute__((noinline))
 #endif
 
-#define ABI 7 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define ABI 8 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
 #define STEP_HEADER 10
@@ -452,16 +452,24 @@ static void gather(char *d, const char *src, int64_t count, int64_t d_step, int6
  * whole row with the run as its element; the axis just outside the runs is a tight loop, the rest an
  * odometer. A tight loop of a few runs under many odometer steps (a row of 10 bytes repeated twice,
  * 980 times) pays a step per couple of runs: the largest outer axis is looped over instead, when its
- * destination span stays within SWAP_SPAN (then its lines stay in cache between the passes).
+ * destination span stays within SWAP_SPAN (then its lines stay in cache between the passes), and
+ * either the runs are a vector at most (SWAP_RUN) or the whole step writes SWAP_STEP bytes at most.
+ * Passes over lines not yet in cache fetch them in strides, slowly: swapped, runs of 72 bytes into a
+ * 64 MiB output took 2x as long as unswapped, of 256 bytes 2.5x, of 24 bytes as long, of 10 bytes
+ * 0.4x; into 1 MiB each was 1.3-4x faster swapped. (A step's lines are taken to be in cache when it
+ * is small: plans write large outputs in large steps.)
  * pricing.py's kernel_loops mirrors this; the tests hold the two equal through dmltile_loops. */
 #define SWAP_MAX 4
+#define SWAP_RUN 16
+#define SWAP_STEP (1 << 20)
 #define SWAP_SPAN (256 << 10)
 typedef struct {
     int outer, loop, fill, joined; /* joined: each run starts where the one before it ends */
     int64_t run, unit;
 } loops_t;
 
-static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_str, int64_t width) {
+static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_str, int64_t width,
+                          int64_t whole) {
     loops_t l = {ndim, ndim - 1, 0, 0, width, width};
     if (ndim > 0 && d_str[ndim - 1] == width) {
         if (s_str[ndim - 1] == width) {
@@ -475,7 +483,7 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
         l.unit = l.run, l.run *= shape[o - 1], l.outer = --o, l.fill = 1;
     }
     l.loop = o - 1; /* the tight loop's axis, -1 for a single run */
-    if (l.loop >= 1 && shape[l.loop] <= SWAP_MAX) {
+    if (l.loop >= 1 && shape[l.loop] <= SWAP_MAX && (l.run <= SWAP_RUN || whole <= SWAP_STEP)) {
         int k = 0;
         for (int i = 1; i < l.loop; i++)
             if (shape[i] > shape[k]) k = i;
@@ -489,6 +497,14 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
     }
     l.joined = l.loop < 0 || shape[l.loop] == 1 || d_str[l.loop] == l.run;
     return l;
+}
+
+/* The bytes a whole copy of ndim axes (dims: its shape first) writes: what plan_loops is told of a
+ * piece's step. */
+static int64_t copy_bytes_of(int ndim, const int64_t *dims, int64_t width) {
+    int64_t n = width;
+    for (int i = 0; i < ndim; i++) n *= dims[i];
+    return n;
 }
 
 /* The shuffles of a copy's tight loop as plan_loops set it up (the axes as it left them): none unless
@@ -571,7 +587,8 @@ static void bounce_runs(bounce_t *b, char *d, const char *s, int64_t count, int6
  * are in bytes, any sign, 0 for broadcast; the loops are plan_loops'. Returns 0, or -1 for arguments
  * out of range. */
 static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, const int64_t *dst_strides,
-                     const int64_t *src_strides, int64_t width, int64_t begin, int64_t end, int stream) {
+                     const int64_t *src_strides, int64_t width, int64_t begin, int64_t end, int stream,
+                     int64_t whole) {
     if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
     int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS], index[MAX_DIMS];
     for (int i = 0; i < ndim; i++) {
@@ -585,7 +602,7 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     }
     for (int i = 0; i < ndim; i++)
         if (shape[i] <= 0) return 0;
-    loops_t l = plan_loops(ndim, shape, d_str, s_str, width);
+    loops_t l = plan_loops(ndim, shape, d_str, s_str, width, whole);
     int loop = l.loop;
     int64_t count = loop >= 0 ? shape[loop] : 1;
     int64_t d_step = loop >= 0 ? d_str[loop] : 0, s_step = loop >= 0 ? s_str[loop] : 0;
@@ -621,7 +638,7 @@ EXPORT int dmltile_loops(int ndim, const int64_t *dims, int64_t width, int64_t *
     if (ndim < 0 || ndim > MAX_DIMS || width <= 0) return -1;
     int64_t shape[MAX_DIMS], d_str[MAX_DIMS], s_str[MAX_DIMS];
     for (int i = 0; i < ndim; i++) shape[i] = dims[i], d_str[i] = dims[ndim + i], s_str[i] = dims[2 * ndim + i];
-    loops_t l = plan_loops(ndim, shape, d_str, s_str, width);
+    loops_t l = plan_loops(ndim, shape, d_str, s_str, width, copy_bytes_of(ndim, dims, width));
     int64_t runs = 1;
     for (int i = 0; i < l.outer; i++) runs *= shape[i];
     out[0] = l.run, out[1] = runs, out[2] = runs / (l.loop >= 0 ? shape[l.loop] : 1), out[3] = l.fill;
@@ -645,7 +662,8 @@ static void fence(void) {
  * range. */
 EXPORT int dmltile_copy(char *dst, const char *src, int ndim, const int64_t *dims, int64_t width, int64_t begin,
                         int64_t end, int stream) {
-    int code = copy_view(dst, src, ndim, dims, dims + ndim, dims + 2 * ndim, width, begin, end, stream != 0);
+    int code = copy_view(dst, src, ndim, dims, dims + ndim, dims + 2 * ndim, width, begin, end, stream != 0,
+                         copy_bytes_of(ndim, dims, width));
     if (stream) fence();
     return code;
 }
@@ -653,8 +671,9 @@ EXPORT int dmltile_copy(char *dst, const char *src, int ndim, const int64_t *dim
 /* The part of a copy at [begin, end) of the index space of its m outer axes taken as one (row-major):
  * the outermost index at a time, the rest of the range on the axes inside it. */
 static int copy_range(char *d, const char *s, int ndim, const int64_t *shape, const int64_t *d_str,
-                      const int64_t *s_str, int64_t width, int64_t begin, int64_t end, int stream, int m) {
-    if (m <= 1 || ndim < 2) return copy_view(d, s, ndim, shape, d_str, s_str, width, begin, end, stream);
+                      const int64_t *s_str, int64_t width, int64_t begin, int64_t end, int stream, int m,
+                      int64_t whole) {
+    if (m <= 1 || ndim < 2) return copy_view(d, s, ndim, shape, d_str, s_str, width, begin, end, stream, whole);
     if (begin < 0 || begin > end) return -1;
     if (begin == end) return 0;
     int64_t inner = 1;
@@ -664,7 +683,7 @@ static int copy_range(char *d, const char *s, int ndim, const int64_t *shape, co
         int64_t lo = begin > i * inner ? begin - i * inner : 0;
         int64_t hi = end < (i + 1) * inner ? end - i * inner : inner;
         if (copy_range(d + i * d_str[0], s + i * s_str[0], ndim - 1, shape + 1, d_str + 1, s_str + 1, width, lo,
-                       hi, stream, m - 1))
+                       hi, stream, m - 1, whole))
             return -1;
     }
     return 0;
@@ -698,7 +717,8 @@ static int run_step(char *const *bases, const int64_t *h, int64_t begin, int64_t
         gather(d + begin * shape[1], s, end - begin, shape[1], h[6], index + begin);
         return 0;
     }
-    return copy_range(d, s, ndim, shape, shape + ndim, shape + 2 * ndim, h[6], begin, end, (int)h[7], m);
+    return copy_range(d, s, ndim, shape, shape + ndim, shape + 2 * ndim, h[6], begin, end, (int)h[7], m,
+                      copy_bytes_of(ndim, shape, h[6]));
 }
 
 /* Two threads sharing a step. A step marked with pieces is cut along its outer axes (shared_axes);
