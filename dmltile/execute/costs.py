@@ -138,25 +138,27 @@ class CopyCosts:
                 return r0 + f * (r1 - r0)
         return mem
 
-    def src_ns(self, src_bytes: int, dst_bytes: int, threads: int = 1) -> float:
+    def src_ns(self, src_bytes: int, dst_bytes: int) -> float:
         """Extra per-byte cost of a source spanning ``src_bytes`` while ``dst_bytes`` are written: none
         while it stays in half of L2, else rising (on log size) to ``far_src_ns`` for a source of twice
         L2's size, which is read from the last level or memory (measured: a copy whose source is 4 MiB or
-        more costs twice one from a 16 KiB row, 0.068 against 0.034 ns per byte, both in the last level).
-        Past the last level (as ``threads`` meet it) the source is read from memory: rising over the
-        doubling past it to what that adds (``mem_src_ns``, or ``mem_src2_ns`` on two threads). On an
-        EPYC VM whose last level reads cost nothing over L2's, a doubling plan's last steps, each reading
-        36-72 MiB back from memory, were priced as free reads and chosen over a fan-out that took 0.8x
-        their time."""
+        more costs twice one from a 16 KiB row, 0.068 against 0.034 ns per byte, both in the last level)."""
         lo = self.l2_bytes // 2
         if src_bytes <= lo or dst_bytes <= 0:
             return 0.0
-        near = self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
+        return self.far_src_ns * min(1.0, math.log(src_bytes / lo) / math.log(4))
+
+    def memory_src_ns(self, src_bytes: int, threads: int = 1) -> float:
+        """What a streamed copy's source past the last level (as ``threads`` meet it) adds per byte to
+        src_ns: read from memory, it rises over the doubling past the edge to ``mem_src_ns`` (two
+        threads: ``mem_src2_ns``), less what src_ns already charges. On an EPYC VM whose last level
+        reads cost nothing over L2's, a doubling plan's last steps, each reading 36-72 MiB back from
+        memory, were priced as free reads and chosen over a fan-out that took 0.8x their time."""
         edge = self.two_thread_llc if threads > 1 else self.llc_bytes
         if src_bytes <= edge:
-            return near
-        mem = max(near, self.mem_src2_ns if threads > 1 else self.mem_src_ns)
-        return near + (mem - near) * min(1.0, math.log(src_bytes / edge) / math.log(2))
+            return 0.0
+        extra = max(0.0, (self.mem_src2_ns if threads > 1 else self.mem_src_ns) - self.far_src_ns)
+        return extra * min(1.0, math.log(src_bytes / edge) / math.log(2))
 
     @property
     def two_thread_llc(self) -> int:

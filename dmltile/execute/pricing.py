@@ -115,17 +115,15 @@ def numpy_cost(
         + (total * costs.strided_ns if w_axes and w_axes[-1][2] not in (0, width) else 0.0)
     )
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = [source_ns(span(w_axes, 2, width), nbytes, bands, costs, t) for t in (1, 2)]
+    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
     rates = [costs.byte_ns(dst_span, 1), costs.byte_ns(dst_span, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
         if nbytes // 2 >= costs.stream_min:
             rates[1] = costs.stream_ns
-    one = fixed + per + nbytes * (rates[0] + far[0])
+    one = fixed + per + nbytes * (rates[0] + far)
     splittable = bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)
-    two = (
-        costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (rates[1] + far[1]) if splittable else math.inf
-    )
+    two = costs.handoffs_ns(bands) + fixed + per / 2 + nbytes * (rates[1] + far) if splittable else math.inf
     return one, two
 
 
@@ -244,8 +242,8 @@ def plain_kernel_cost(
     work, nbytes = kernel_work_ns(w_axes, width, costs)
     per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
-    far = [source_ns(span(w_axes, 2, width), nbytes, bands, costs, t) for t in (1, 2)]
-    one = per + nbytes * (costs.byte_ns(dst_span, 1) + far[0])
+    far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
+    one = per + nbytes * (costs.byte_ns(dst_span, 1) + far)
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
     if costs.shares_in_kernel:  # one call: the pieces are taken inside the kernel
@@ -255,7 +253,7 @@ def plain_kernel_cost(
         )
     else:  # a kernel call per piece, as the plan runner cuts them
         calls = max(bands, min(SHARE_PIECES, bands * w_axes[0][0])) * costs.kernel_call_ns / 2
-    return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far[1])
+    return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
 
 
 def pieces_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, pieces: int) -> float:
@@ -319,9 +317,8 @@ def kernel_cost(
     # read back on top of that, from wherever it went: a doubling's last steps, each copying 36-72 MiB
     # it had just written, were priced as free reads and chosen over a fan-out that took 0.8x as long.
     src_span = span(merged, 2, width) if own_source else reread_span(merged, width)
-    far = [
-        source_ns(src_span, nbytes, bands, costs, t) if src_span > costs.llc_bytes else 0.0 for t in (1, 2)
-    ]
+    near = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
+    far = [near + costs.memory_src_ns(src_span, t) for t in (1, 2)]
     one = fixed + per + nbytes * (rate + far[0])
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
     two = (
@@ -357,21 +354,20 @@ def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int)
     nbytes = count * chunk
     fixed = costs.call_ns + fresh * costs.view_ns
     per = count * costs.gather_ns
-    far = [costs.src_ns(span(axes, 2, elem), nbytes, t) for t in (1, 2)]
-    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far[0])
+    far = costs.src_ns(span(axes, 2, elem), nbytes)
+    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
     two = (
-        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far[1])
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
         if count > 1
         else math.inf
     )
     return one, two
 
 
-def source_ns(src_span: int, nbytes: int, bands: int, costs: CopyCosts, threads: int = 1) -> float:
-    """Extra per-byte cost of reading the source on ``threads``: a band's source that fits in an L2
-    block is read there by every copy of it after the first, a larger one as a copy's source is
-    (costs.src_ns)."""
-    return 0.0 if bands > 1 and src_span <= costs.block_bytes else costs.src_ns(src_span, nbytes, threads)
+def source_ns(src_span: int, nbytes: int, bands: int, costs: CopyCosts) -> float:
+    """Extra per-byte cost of reading the source: a band's source that fits in an L2 block is read
+    there by every copy of it after the first, a larger one as a copy's source is (costs.src_ns)."""
+    return 0.0 if bands > 1 and src_span <= costs.block_bytes else costs.src_ns(src_span, nbytes)
 
 
 def _contiguous_1d(w_axes, width: int) -> bool:

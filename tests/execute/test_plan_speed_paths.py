@@ -224,20 +224,26 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
-def test_a_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
+def test_a_streamed_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
     model = dataclasses.replace(EPYC, mem_src_ns=0.015, mem_src2_ns=0.005)
-    out = 1 << 30
-    assert model.src_ns(256 << 10, out) == model.src_ns(8 * MIB, out) == 0.0  # L2, then a free last level
-    assert model.src_ns(16 * MIB, out) == pytest.approx(0.015)  # a doubling past one thread's edge
-    assert model.src_ns(12 * MIB, out) == pytest.approx(0.015 * math.log(1.5) / math.log(2))
-    assert model.src_ns(16 * MIB, out, 2) == 0.0  # within two threads' own edge
-    assert model.src_ns(32 * MIB, out, 2) == model.src_ns(1 << 30, out, 2) == pytest.approx(0.005)
-    # A last level dearer to read than memory keeps its own price past it.
-    assert dataclasses.replace(model, far_src_ns=0.03).src_ns(64 * MIB, out) == pytest.approx(0.03)
-    sizes = [1 << k for k in range(16, 34)]
-    for threads in (1, 2):
-        prices = [model.src_ns(n, out, threads) for n in sizes]
-        assert prices == sorted(prices)
+    assert model.memory_src_ns(8 * MIB) == 0.0  # within one thread's last level
+    assert model.memory_src_ns(16 * MIB) == pytest.approx(0.015)  # a doubling past its edge
+    assert model.memory_src_ns(12 * MIB) == pytest.approx(0.015 * math.log(1.5) / math.log(2))
+    assert model.memory_src_ns(16 * MIB, 2) == 0.0  # within two threads' own edge
+    assert model.memory_src_ns(32 * MIB, 2) == model.memory_src_ns(1 << 30, 2) == pytest.approx(0.005)
+    # What src_ns charges a source past L2 is not charged twice; a last level dearer than memory adds none.
+    assert dataclasses.replace(model, far_src_ns=0.01).memory_src_ns(64 * MIB) == pytest.approx(0.005)
+    assert dataclasses.replace(model, far_src_ns=0.03).memory_src_ns(64 * MIB) == 0.0
+    # A streamed copy of 40 MiB the plan wrote itself pays it, one thread more than two; from the
+    # caller's input, read once whatever the plan, it does not.
+    block = ((40 * MIB, 1, 1),)
+    base = dataclasses.replace(EPYC, mem_src_ns=0.0, mem_src2_ns=0.0)
+    if math.isinf(pricing.kernel_cost(block, 1, base, 1)[0]):
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    for own, extra in ((True, (0.015, 0.005)), (False, (0.0, 0.0))):
+        prices = [pricing.kernel_cost(block, 1, m, 1, own_source=own) for m in (base, model)]
+        assert prices[1][0] - prices[0][0] == pytest.approx(40 * MIB * extra[0])
+        assert prices[1][1] - prices[0][1] == pytest.approx(40 * MIB * extra[1])
 
 
 def test_a_step_reading_back_what_the_plan_wrote_pays_for_reading_it_from_memory():
