@@ -658,10 +658,6 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     j_view = dst[: j_rows * joined].reshape(j_rows, joined)
     j_src = np.broadcast_to(src[:joined], j_view.shape)
     t_joined = _best(_shared_copy(j_view, j_src, True, 0), 1, 3)
-    # On two threads each pays half of it, and part of that overlaps the other's streaming: 0.003-0.013
-    # ns/B there against 0.03-0.038 on one thread (runs of 72-320 bytes, 64 MiB, the EPYC VM).
-    worker = copy_kernel.has_worker()
-    t_joined2 = _best(_shared_copy(j_view, j_src, True), 1, 3) if worker else math.inf
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
@@ -684,7 +680,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
     bounce = max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy) / j_view.size
     bounce2 = bounce / 2  # without the worker, a Python thread's half: what one thread pays for it
-    if worker:
+    if copy_kernel.has_worker():
+        # Timed on two threads, each pays half of it, and part of that overlaps the other's streaming:
+        # 0.003-0.013 ns/B there against 0.03-0.038 on one (runs of 72-320 bytes, 64 MiB, the EPYC VM).
+        t_joined2 = _best(_shared_copy(j_view, j_src, True), 1, 3)
         bounce2 = max(0.0, t_joined2 - j_view.size * t_two / nbytes - j_rows * copy / 2) / j_view.size
     ns = 1e9
     return {

@@ -86,9 +86,10 @@ def copy_ways(
     # A copy inside the output (a fan-out, a doubling) or from a temporary reads what the calling
     # thread has just written: on two threads the worker first takes those lines from the other
     # core's cache (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
-    moved = span(axes, 2, elem) * costs.moved_ns if region or written else 0.0
+    own_source = bool(region or written)
+    moved = span(axes, 2, elem) * costs.moved_ns if own_source else 0.0
     kernel = (
-        kernel_cost(axes, elem, costs, fresh, bands, prefer, moved, bool(region or written))
+        kernel_cost(axes, elem, costs, fresh, bands, prefer, moved, own_source)
         if to_out
         else (math.inf, math.inf)
     )
