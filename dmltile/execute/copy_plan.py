@@ -83,7 +83,7 @@ def make_plan(
         reshapes = math.inf
         if math.prod(a[0] for a in axes) * elem <= FAST_MAX_BYTES and rest is None:
             reshapes = numpy_cost(axes, elem, costs, 0)[0] * RESHAPE_MARGIN
-        simple = min((cheaper(one, two) if threads > 1 else one) + runner, reshapes)
+        simple = min((cheaper(one, two, costs) if threads > 1 else one) + runner, reshapes)
         if recipe[0] != "direct" and simple < cost + runner:
             recipe = ("direct", -1, 1)
         if recipe == ("direct", -1, 1) and threads > 1 and reshapes < two + runner:
@@ -127,7 +127,7 @@ def _chunks_or_whole(
     if rest is not None and not prefer:
         rest_cost = step_cost(simplify(rest[0]), elem, costs, 0, 1, True, prefer)
         whole_cost, whole_recipe = _best(whole, elem, out_bytes_limit, costs, threads, True, prefer)
-        if whole_cost < cost + (cheaper(*rest_cost) if threads > 1 else rest_cost[0]):
+        if whole_cost < cost + (cheaper(*rest_cost, costs) if threads > 1 else rest_cost[0]):
             return whole, None, whole_cost, whole_recipe
     return axes, rest, cost, recipe
 
@@ -190,7 +190,7 @@ def _best(
     def pick(one: float, two: float) -> float:
         if threads > 1 and "split" in prefer and two < math.inf:
             return two * 1e-9
-        return cheaper(one, two) if threads > 1 else one
+        return cheaper(one, two, costs) if threads > 1 else one
 
     def biased(cost: float, kind: str) -> float:
         return cost * 1e-9 if kind in prefer else cost

@@ -100,7 +100,7 @@ class Emitter:
         )
         best_one, best_two = min(one, k_one), min(two, k_two)
         split = self.threads > 1 and (
-            on_two(best_one, best_two) or ("split" in self.prefer and best_two < math.inf)
+            on_two(best_one, best_two, self.costs) or ("split" in self.prefer and best_two < math.inf)
         )
         if split:
             self.split.add(phase)
@@ -125,7 +125,7 @@ class Emitter:
         self.phase += 1
         if self.threads > 1:
             one, two = gather_cost(axes, self.elem, self.costs, fresh)
-            if on_two(one, two) or ("split" in self.prefer and two < math.inf):
+            if on_two(one, two, self.costs) or ("split" in self.prefer and two < math.inf):
                 self.split.add(phase)
         rows = int(index.max()) + 1
         self.steps.append(

@@ -43,7 +43,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 36
+FORMAT = 37
 
 
 @dataclass(frozen=True)
@@ -678,13 +678,15 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
-    bounce = max(0.0, t_joined - j_view.size * t_long / nbytes - j_rows * copy) / j_view.size
+    # What the runs' copies into the buffer cost overlaps the streaming (pricing.kernel_cost): the
+    # bounce is what the joined runs took beyond the larger of the two.
+    bounce = max(0.0, t_joined - max(j_view.size * t_long / nbytes, j_rows * copy)) / j_view.size
     bounce2 = bounce / 2  # without the worker, a Python thread's half: what one thread pays for it
     if copy_kernel.has_worker():
         # Timed on two threads, each pays half of it, and part of that overlaps the other's streaming:
         # 0.003-0.013 ns/B there against 0.03-0.038 on one (runs of 72-320 bytes, 64 MiB, the EPYC VM).
         t_joined2 = _best(_shared_copy(j_view, j_src, True), 1, 3)
-        bounce2 = max(0.0, t_joined2 - j_view.size * t_two / nbytes - j_rows * copy / 2) / j_view.size
+        bounce2 = max(0.0, t_joined2 - max(j_view.size * t_two / nbytes, j_rows * copy / 2)) / j_view.size
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,

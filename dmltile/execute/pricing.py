@@ -31,14 +31,19 @@ BOUNCE_RUN = 4096
 TWO_THREAD_MARGIN = 0.9
 
 
-def on_two(one: float, two: float) -> bool:
-    """Whether a copy priced ``one`` ns on one thread and ``two`` on two goes to two threads."""
-    return two < TWO_THREAD_MARGIN * one
+def on_two(one: float, two: float, costs: CopyCosts) -> bool:
+    """Whether a copy priced ``one`` ns on one thread and ``two`` on two goes to two threads: two must
+    save a share of one (TWO_THREAD_MARGIN) and, besides, one more handoff to the second thread. The
+    handoff is timed at its best, with the worker spinning and the other core idle; in use it can take
+    a few times as long, which on a small copy is more than the work it saves: on an EPYC VM a 51 KiB
+    Tile priced 1.6 us on two threads and 1.9 on one took 3.3-5.7 us on two and 2.4 on one, a 21 KiB
+    one 2.0-4.0 us on two and 2.3 on one."""
+    return two < TWO_THREAD_MARGIN * one - costs.handoff_ns
 
 
-def cheaper(one: float, two: float) -> float:
+def cheaper(one: float, two: float, costs: CopyCosts) -> float:
     """The price of a copy on the threads it would run on (see on_two)."""
-    return two if on_two(one, two) else one
+    return two if on_two(one, two, costs) else one
 
 
 def step_cost(
@@ -210,17 +215,26 @@ def shuffle_vectors(count: int, s_step: int, run: int, fill: bool, unit: int) ->
     return vectors
 
 
+# Runs of this many bytes in a tight loop of at most SWAP_MAX of them are copied by the kernel's
+# odometer itself (its FEW_MIN, FEW_MAX), unless they go through its streaming buffer.
+FEW_RUNS = (8, 64)
+
+
 def kernel_work_ns(
-    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None, buffered: bool = False
 ) -> tuple[float, int]:
     """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
     steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
     float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
-    as long)."""
+    as long). A step over a few short runs (FEW_RUNS; ``buffered``: the runs go through the streaming
+    buffer instead) costs about one short run more than its runs: 53 MiB of 56-byte rows each written
+    twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs."""
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs
+    few = not (buffered or fill) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= SWAP_MAX * steps
+    step_ns = costs.kernel_loop_ns if few else costs.kernel_step_ns
     if fill:
         per_run = costs.kernel_fill_ns
     elif run in (1, 2, 4, 8, 16):  # one move each
@@ -229,7 +243,7 @@ def kernel_work_ns(
         per_run = costs.kernel_loop_ns
     else:  # a call of memcpy
         per_run = costs.kernel_copy_ns
-    return steps * costs.kernel_step_ns + runs * per_run, run * runs
+    return steps * step_ns + runs * per_run, run * runs
 
 
 def plain_kernel_cost(
@@ -303,12 +317,6 @@ def kernel_cost(
     if nbytes <= costs.llc_bytes and "stream" not in prefer:  # fits either way (two_thread_llc >= it)
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
-    # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are, and
-    # their bytes pay for going out through it: on two threads less than half of what one pays, since
-    # it overlaps the other thread's streaming (its own figure).
-    work = kernel_work_ns(merged, width, costs)[0] if bounced else runs * costs.kernel_run_ns
-    per = bands * (work + (runs * run * costs.kernel_bounce_ns if bounced else 0.0))
-    per2 = bands * (work / 2 + (runs * run * costs.kernel_bounce2_ns if bounced else 0.0))
     # Streamed writes go to memory, and reads from the last level overlap them: a 70 MiB Tile from a
     # 17 MiB source streamed in 1.7 ms on two threads, the rate of writes alone. A source byte is read
     # from wherever the source lives once whatever the plan; it is read from memory again only when
@@ -320,19 +328,29 @@ def kernel_cost(
     src_span = span(merged, 2, width) if own_source else reread_span(merged, width)
     near = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
     far = [near + costs.memory_src_ns(src_span, t) for t in (1, 2)]
-    one = fixed + per + nbytes * (rate + far[0])
+    streamed = [nbytes * (costs.kernel_rate(t) + far[t - 1]) for t in (1, 2)]
+    if bounced:
+        # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are,
+        # and their bytes pay for going out through it: on two threads less than half of what one
+        # pays, since it overlaps the other thread's streaming (its own figure). Writing the runs
+        # into that buffer (their moves, fills or shuffles, timed in cache) overlaps the stores
+        # draining to memory, and only what exceeds them costs: 137 MiB of 32-byte fills streamed
+        # on two threads in 5.5 ms, the rate of the streaming alone, priced 9.1 ms as their sum.
+        work = bands * kernel_work_ns(merged, width, costs, buffered=True)[0]
+        bounce = [nbytes * costs.kernel_bounce_ns, nbytes * costs.kernel_bounce2_ns]
+        per = [bounce[0] + max(work, streamed[0]), bounce[1] + max(work / 2, streamed[1])]
+    else:  # each run's own cost is what streamed runs measured over long ones: on top of the bytes
+        work = bands * runs * costs.kernel_run_ns
+        per = [work + streamed[0], work / 2 + streamed[1]]
+    one = fixed + per[0]
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)
-    two = (
-        costs.handoffs_ns(bands) + moved + fixed + per2 + nbytes * (costs.kernel_rate(2) + far[1])
-        if splittable
-        else math.inf
-    )
+    two = costs.handoffs_ns(bands) + moved + fixed + per[1] if splittable else math.inf
     if splittable and nbytes >= STREAM_SHARE_MIN and costs.kernel_rate(2) <= 1.1 * costs.kernel_rate(1):
         # A tie (within 10%: calibration noise) goes to two threads. On the project's VM two threads
         # streaming into 64 or 256 MiB are no faster than one, but into 1 GiB 1.9x faster (fill alike):
         # the 64 MiB calibration cannot see that, and pieces shared through a counter cost a busy
         # second core one piece at most.
-        two = min(two, one * TWO_THREAD_MARGIN * 0.999)
+        two = min(two, (one * TWO_THREAD_MARGIN - costs.handoff_ns) * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
     return one, (two if nbytes > costs.two_thread_llc else math.inf)

@@ -405,6 +405,61 @@ def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_byte
     assert pricing.kernel_cost(apart, 1, dear, 1) == pricing.kernel_cost(apart, 1, base, 1)
 
 
+@needs_kernel
+@pytest.mark.parametrize("run", [7, 8, 12, 24, 56, 64, 65])
+@pytest.mark.parametrize("count", [2, 4, 5])
+def test_a_few_short_runs_per_step_are_copied_right(run, count):
+    # Rows of ``run`` bytes each written ``count`` times over a step too large to swap its loops: up to
+    # 4 runs of 8-64 bytes the kernel copies them in its odometer, else through its general loop.
+    rows = (2 << 20) // (run * count) + 3
+    src = np.random.default_rng(run * count).integers(0, 256, rows * run, dtype=np.uint8)
+    dst = np.zeros(rows * run * count + 64, np.uint8)
+    for stream in (False, True):
+        dst[:] = 0
+        call = copy_kernel.KernelCall((rows, count, run), (run * count, run, 1), (run, 0, 1), 1, stream)
+        call(copy_kernel.address(dst), copy_kernel.address(src))
+        expected = np.repeat(src.reshape(rows, 1, run), count, axis=1).reshape(-1)
+        assert np.array_equal(dst[: expected.size], expected)
+        assert not dst[expected.size :].any()  # nothing written past the copy
+
+
+def test_a_step_over_a_few_short_runs_is_priced_as_one_short_run_more():
+    # 2**16 rows of 56 bytes written twice: a step per row, priced at kernel_loop_ns where the kernel
+    # copies the two runs in its odometer, at kernel_step_ns where they go through its streaming buffer
+    # or are too long (72 bytes) for that.
+    model = replace_kernel(BENCH, kernel_step_ns=5.0, kernel_loop_ns=0.5, kernel_copy_ns=2.0)
+    for run, few in ((56, True), (72, False)):
+        axes = ((1 << 16, 2 * run, run), (2, run, 0), (run, 1, 1))
+        _, runs, steps, _, _, _ = pricing.kernel_loops(axes, 1)
+        per_run = 0.5 if run < 64 else 2.0
+        plain = pricing.kernel_work_ns(axes, 1, model)[0]
+        buffered = pricing.kernel_work_ns(axes, 1, model, buffered=True)[0]
+        assert (runs, steps) == (1 << 17, 1 << 16)
+        assert plain == pytest.approx(steps * (0.5 if few else 5.0) + runs * per_run)
+        assert buffered == pytest.approx(steps * 5.0 + runs * per_run)
+
+
+@needs_kernel
+def test_work_on_runs_streamed_through_the_buffer_hides_behind_the_streaming_up_to_its_size():
+    # 2**22 rows of 16 bytes each written twice (a fill of 32 bytes per row, 128 MiB, back to back):
+    # the fills into the buffer are priced in cache, and only what they take beyond the streaming
+    # itself adds to the price; the buffer's own cost per byte (bounce) always adds.
+    fills = ((1 << 22, 32, 16), (2, 16, 0), (16, 1, 1))
+    assert pricing.kernel_loops(fills, 1)[3:5] == (True, True)  # fills, joined: through the buffer
+    model = replace_kernel(BENCH, kernel_bounce_ns=0.01, kernel_bounce2_ns=0.005)
+    nbytes = (1 << 22) * 32
+    streamed = [nbytes * (model.kernel_rate(t) + model.memory_src_ns(64 << 20, t)) for t in (1, 2)]
+    cheap, dear = (replace(model, kernel_fill_ns=f) for f in (0.1, 4.0))
+    works = [pricing.kernel_work_ns(fills, 1, m)[0] for m in (cheap, dear)]
+    assert works[0] / 2 < works[0] < min(streamed) and works[1] / 2 > max(streamed)
+    (one_c, two_c), (one_d, two_d) = (pricing.kernel_cost(fills, 1, m, 1) for m in (cheap, dear))
+    base = pricing.kernel_cost(fills, 1, replace(model, kernel_fill_ns=0.0), 1)
+    assert (one_c, two_c) == pytest.approx(base)  # hidden under the streaming
+    assert one_d - base[0] == pytest.approx(works[1] - streamed[0])  # only the excess adds
+    assert two_d - base[1] == pytest.approx(works[1] / 2 - streamed[1])
+    assert one_c - base[0] == 0 and two_d > two_c
+
+
 @pytest.mark.parametrize("kernel", [True, False], ids=["kernel", "numpy-only"])
 @pytest.mark.parametrize(
     "sizes,repeats", [([4, 6], [3, 2]), ([2] * 6, [2] * 6), ([64, 1], [1, 512]), ([32, 64], [2, 8])]

@@ -501,17 +501,33 @@ def test_a_block_just_written_costs_two_threads_its_move_to_the_other_core():
 
 
 def test_two_threads_are_taken_only_when_priced_well_under_one():
-    # The fan-out of a 423 KiB Tile: as the second thread's share of the price moves its two-thread
-    # price from 95% to 85% of one thread's, the phase goes to two threads only past TWO_THREAD_MARGIN.
+    # Two threads must save a share of one thread's price (TWO_THREAD_MARGIN) and one more handoff.
+    # The fan-out of a 423 KiB Tile: as the lines its worker takes from the other core move its
+    # two-thread price across that bound, the phase goes to two threads only under it.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
-    assert not pricing.on_two(100.0, 91.0) and pricing.on_two(100.0, 89.0)
-    model = dataclasses.replace(BENCH, kernel_calibrated=True, kernel_shares=True)
+    model = dataclasses.replace(
+        BENCH,
+        kernel_calibrated=True,
+        kernel_shares=True,
+        share_ns=500.0,
+        moved_ns=0.0,
+        byte_small2_ns=0.001,  # two threads all but free, then priced up by the block's move below
+        byte_near2_ns=0.001,
+        byte_llc2_ns=0.001,
+    )
+    handoff = model.handoff_ns
+    assert handoff > 0
+    bound = pricing.TWO_THREAD_MARGIN * 1e5 - handoff
+    assert pricing.on_two(1e5, bound - 1.0, model) and not pricing.on_two(1e5, bound + 1.0, model)
+    assert pricing.on_two(1e5, bound + 1.0, dataclasses.replace(model, share_ns=0.0))  # the handoff counts
     fan = copy_axes.simplify(((13, 31008, 0), (7752, 4, 4)))
     one, two = pricing.step_cost(fan, 4, model, 2, 1, True, frozenset(), 14 * 31008)
-    for ratio, split in ((0.95, False), (0.85, True)):
-        shared = dataclasses.replace(model, share_ns=model.share_ns + ratio * one - two)
-        emitter = copy_steps.Emitter(4, shared, 2, frozenset())
+    bound = pricing.TWO_THREAD_MARGIN * one - handoff
+    for target, split in ((bound + 0.02 * one, False), (bound - 0.02 * one, True)):
+        moved = model.moved_ns + (target - two) / 31008  # charged per byte of the block, two threads only
+        assert moved >= 0
+        emitter = copy_steps.Emitter(4, dataclasses.replace(model, moved_ns=moved), 2, frozenset())
         emitter.emit(((14, 31008, 0), (7752, 4, 4)), ("fanout", 1, ("direct", -1, 1)), "out", 0, "in")
         made = emitter.plan("fanout")
         (fan_step,) = [step for step in made.steps if step.src == "out"]
