@@ -53,9 +53,10 @@ def batch_size(fn) -> int:
     return max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7)))
 
 
-def interleaved_best(columns: dict, budget: float) -> dict:
+def interleaved_best(columns: dict, budget: float, rounds_log: dict | None = None) -> dict:
     """Best seconds per call of every column, timed in rounds (one batch of each column per round),
-    so that a change in the machine's load hits all columns alike and the ratios stay fair.
+    so that a change in the machine's load hits all columns alike and the ratios stay fair; with
+    ``rounds_log``, each round's time of every column is appended there too.
 
     Every other round runs the columns in reverse order, so no column always follows the same one: a
     column that allocates and frees a large array (np.tile, onnxruntime's run) slows whatever runs
@@ -72,7 +73,10 @@ def interleaved_best(columns: dict, budget: float) -> dict:
             t0 = time.perf_counter()
             for _ in range(sizes[name]):
                 fn()
-            best[name] = min(best[name], (time.perf_counter() - t0) / sizes[name])
+            seconds = (time.perf_counter() - t0) / sizes[name]
+            best[name] = min(best[name], seconds)
+            if rounds_log is not None:
+                rounds_log.setdefault(name, []).append(seconds)
         rounds += 1
     return best
 

@@ -98,7 +98,15 @@ def simplest_op(desc) -> NumpyTile:
 
 
 def budget_for(out_bytes: int) -> float:
-    """Seconds of interleaved rounds per shape: enough rounds for a stable best, total kept in check."""
+    """Seconds of interleaved rounds per shape: enough rounds for a stable best, total kept in check.
+
+    Outputs in memory get several seconds: on the EPYC VM two threads writing memory switch between
+    two rates (0.020 and 0.037 ns/B) for a second or so at a time, and in the five rounds of a 0.7 s
+    budget one column could meet only the fast rate and another only the slow one (a 137 MiB Tile at
+    2.0x a two-thread fill that had caught the fast rate, 1.1x of it when both had; with 3 s, 4 to 10
+    outputs per sweep were still over 1.3x the floor that way)."""
+    if out_bytes >= 64 << 20:
+        return min(8.0, 0.2 + out_bytes / (16 << 20))
     return min(1.2, 0.2 + out_bytes / (256 << 20))
 
 
@@ -146,7 +154,8 @@ def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:
     }
     if run:
         columns["ort"] = run
-    best = interleaved_best(columns, budget_for(out.nbytes))
+    rounds: dict[str, list[float]] = {}
+    best = interleaved_best(columns, budget_for(out.nbytes), rounds)
     exact = {}
     for name in ("dmltile", "simple", "ort"):
         if name in columns:
@@ -154,6 +163,11 @@ def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:
             columns[name]()
             exact[name] = bool(np.array_equal(out.view(np.uint8), expect.view(np.uint8)))
     floor = min(best["memcpy"], best["fill"], best["fill_2t"])
+    # The same ratio round by round (each round's dmltile against that round's floor), its median: on
+    # a machine whose memory rate for two threads switches now and then, the best times of two columns
+    # can come from different rates; a round's columns mostly share one.
+    floors = np.minimum.reduce([np.array(rounds[k]) for k in ("memcpy", "fill", "fill_2t")])
+    same_round = float(np.median(np.array(rounds["dmltile"]) / floors))
     return {
         "input": sizes,
         "repeats": repeats,
@@ -165,6 +179,7 @@ def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:
         "ort": best.get("ort"),
         "ort_note": why,
         "floor": floor,
+        "floor_same_round": same_round,
         "exact": exact,
         "plan": op.plan_info(buffers=bool(pad)),
     }
@@ -215,12 +230,17 @@ def targets(rows: list[dict], vs_ort) -> list[tuple[str, str, bool]]:
     large = [r for r in rows if r["out_bytes"] >= 64 << 20]
     small_miss = [r for r in small if r["dmltile"] > 1.5e-6 + 1.2 * r["memcpy"]]
     large_miss = [r for r in large if r["dmltile"] > 1.3 * r["floor"]]
+    round_miss = [r for r in large if r.get("floor_same_round", math.inf) > 1.3]
     wrong = sum(not all(r["exact"].values()) for r in rows)
     worst, median = (vs_ort[2], vs_ort[0]) if vs_ort else (math.inf, math.inf)
     return [
         ("dmltile/onnxruntime worst <= 1.0", f"{worst:.2f}", worst <= 1.0),
         ("dmltile/onnxruntime median <= 0.5", f"{median:.2f}", median <= 0.5),
-        (">= 64 MiB: <= 1.3x the floor", f"{len(large_miss)} of {len(large)} over", not large_miss),
+        (
+            ">= 64 MiB: <= 1.3x the floor",
+            f"{len(large_miss)} of {len(large)} over ({len(round_miss)} against each round's own floor)",
+            not large_miss,
+        ),
         ("<= 64 KiB: <= 1.5 us + 1.2x memcpy", f"{len(small_miss)} of {len(small)} over", not small_miss),
         ("bit-exact (dmltile, simplest plan, onnxruntime)", f"{wrong} wrong", not wrong),
     ]
