@@ -626,8 +626,9 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     loop_shuffle(&shuffle, &l, shape, d_str, s_str);
     /* A tight loop of a few short runs under many odometer steps (rows of 56 bytes written twice, half
      * a million times) paid runs()' call and dispatch per step, more than its moves (53 MiB: 3.9 ms,
-     * 2.9 copied here). pricing.py's FEW_RUNS is the same bounds. */
-    int few = !bounced && !l.fill && !shuffle.vectors && count <= SWAP_MAX && l.run >= FEW_MIN && l.run <= FEW_MAX;
+     * 2.9 copied here). pricing.py's FEW_RUNS holds the same bounds. */
+    int few = !bounced && !l.fill && !shuffle.vectors && count <= SWAP_MAX && l.run >= FEW_MIN &&
+              l.run <= FEW_MAX;
     for (;;) {
         if (few) {
             for (int64_t j = 0; j < count; j++) short_run(d + j * d_step, s + j * s_step, l.run);
