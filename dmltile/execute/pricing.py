@@ -31,14 +31,19 @@ BOUNCE_RUN = 4096
 TWO_THREAD_MARGIN = 0.9
 
 
+def two_thread_bound(one: float, costs: CopyCosts) -> float:
+    """The price under which a copy priced ``one`` ns on one thread goes to two: two must save a share
+    of one (TWO_THREAD_MARGIN) and, besides, one more handoff to the second thread. The handoff is
+    timed at its best, with the worker spinning and the other core idle; in use it can take a few
+    times as long, which on a small copy is more than the work it saves: on an EPYC VM a 51 KiB Tile
+    priced 1.6 us on two threads and 1.9 on one took 3.3-5.7 us on two and 2.4 on one, a 21 KiB one
+    2.0-4.0 us on two and 2.3 on one."""
+    return TWO_THREAD_MARGIN * one - costs.handoff_ns
+
+
 def on_two(one: float, two: float, costs: CopyCosts) -> bool:
-    """Whether a copy priced ``one`` ns on one thread and ``two`` on two goes to two threads: two must
-    save a share of one (TWO_THREAD_MARGIN) and, besides, one more handoff to the second thread. The
-    handoff is timed at its best, with the worker spinning and the other core idle; in use it can take
-    a few times as long, which on a small copy is more than the work it saves: on an EPYC VM a 51 KiB
-    Tile priced 1.6 us on two threads and 1.9 on one took 3.3-5.7 us on two and 2.4 on one, a 21 KiB
-    one 2.0-4.0 us on two and 2.3 on one."""
-    return two < TWO_THREAD_MARGIN * one - costs.handoff_ns
+    """Whether a copy priced ``one`` ns on one thread and ``two`` on two goes to two threads."""
+    return two < two_thread_bound(one, costs)
 
 
 def cheaper(one: float, two: float, costs: CopyCosts) -> float:
@@ -350,7 +355,7 @@ def kernel_cost(
         # streaming into 64 or 256 MiB are no faster than one, but into 1 GiB 1.9x faster (fill alike):
         # the 64 MiB calibration cannot see that, and pieces shared through a counter cost a busy
         # second core one piece at most.
-        two = min(two, (one * TWO_THREAD_MARGIN - costs.handoff_ns) * 0.999)
+        two = min(two, two_thread_bound(one, costs) * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
     return one, (two if nbytes > costs.two_thread_llc else math.inf)
