@@ -30,6 +30,7 @@ import json
 import math
 import os
 import platform
+import statistics
 import sys
 import threading
 import time
@@ -43,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 37
+FORMAT = 38
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,9 @@ class CopyCosts:
     kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
-    kernel_bounce_ns: float = 0.0  # extra per byte of short joined runs streamed through its buffer
-    kernel_bounce2_ns: float = 0.0  # the same with both threads (time per byte of the whole copy)
+    kernel_bounce_ns: float = 0.03  # extra per byte of short joined runs streamed through its buffer
+    kernel_bounce2_ns: float = 0.01  # the same with both threads (time per byte of the whole copy)
+    kernel_line_ns: float = 0.5  # per joined run it copies line by line (pricing.LINE_RUN_MIN bytes on)
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
 
@@ -124,9 +126,10 @@ class CopyCosts:
             # memory. In the sweep a 74 MiB output (last level 64 MiB) took 3.5-7.5 ms with ordinary
             # stores on two threads, the memory rate, where calibration's back-to-back rewrites
             # suggest 1.6. Where two threads' own edge was measured, their rate rises past it over
-            # the doubling to the next size timed, which was already nearer memory's rate (an EPYC VM
-            # with a 16 MiB edge: 0.012 ns/B into 16 MiB, 0.025 into 24, 0.039 into 32).
-            (2 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
+            # two doublings, how fast changing with what else the host's cache holds (an EPYC VM with
+            # a 16 MiB edge, 0.012 ns/B into 16 MiB: one day 0.025 into 24 and 0.039 into 32, another
+            # 0.016 into 19.5, 0.025 into 41, 0.030 into 50 and 0.036 into 100).
+            (4 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
         ):
             if not points or point[0] > points[-1][0]:  # a small last level can come before L2's points
                 points.append(point)
@@ -378,6 +381,16 @@ def _edge(rates: list[float], start: int) -> tuple[int, bool]:
 # 0.026-0.044 ns/B and two threads' into half of L2 at 0.009-0.046, so that small copies went to two
 # threads in one calibration and stayed on one in the next.
 CALIBRATION_RUNS = 3
+# Two threads writing memory on the EPYC VM switch between two rates, about 0.020 and 0.037 ns/B, for a
+# few tenths of a second at a time, the fast one about a sixth of the time. A best time catches
+# whichever figure happened to meet the fast rate, and the planner compares figures (plain copies and
+# streamed ones on two threads) that each may or may not have: plain copies calibrated at 0.033 ns/B
+# took 0.043 in a Tile of 67 MiB, chosen over a streamed copy that took 0.037; streaming calibrated at
+# 0.020 beside plain copies at 0.044 streamed a 19.5 MiB Tile in 724 us that plain copies wrote in
+# 332. Those figures take the typical time: of their timings in a calibration (which can all fall in
+# one spell), and of the calibrations (spread over a second or two).
+TYPICAL = statistics.median
+TYPICAL_FIELDS = frozenset({"byte_mem2_ns", "kernel_byte2_ns", "kernel_bounce2_ns"})
 
 
 def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> CopyCosts:
@@ -385,16 +398,21 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     0.3 s a run on a quiet machine, most of it faulting in and writing the ``mem_bytes`` buffer that
     memory rates need (default: four times the last level, 64-256 MiB); see least_of."""
     machine = machine or this_machine()
-    return least_of([_calibrate_once(mem_bytes, machine) for _ in range(CALIBRATION_RUNS)])
+    # With one CPU the two-thread figures are the one-thread ones and stay so.
+    typical = TYPICAL_FIELDS if machine.cpus > 1 else frozenset()
+    return least_of([_calibrate_once(mem_bytes, machine) for _ in range(CALIBRATION_RUNS)], typical)
 
 
-def least_of(runs: list[CopyCosts]) -> CopyCosts:
+def least_of(runs: list[CopyCosts], typical: frozenset[str] = TYPICAL_FIELDS) -> CopyCosts:
     """The figures of several calibrations on one machine: each time the least one measured, since a
-    busy machine only ever adds time, and two threads' last level the median one."""
+    busy machine only ever adds time, except two threads' last level and the ``typical`` figures:
+    the median."""
     merged: dict[str, Any] = {}
     for f in fields(CopyCosts):
         values = [getattr(run, f.name) for run in runs]
-        if isinstance(values[0], float):
+        if f.name in typical:
+            merged[f.name] = TYPICAL(values)
+        elif isinstance(values[0], float):
             merged[f.name] = min(values)
         elif f.name == "llc2_bytes":
             merged[f.name] = sorted(values)[len(values) // 2]
@@ -457,7 +475,9 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
 
     pool = ThreadPoolExecutor(max_workers=1)
 
-    def rate(nbytes: int, source: np.ndarray, threads: int = 1, as_used: bool = True) -> float:
+    def rate(
+        nbytes: int, source: np.ndarray, threads: int = 1, as_used: bool = True, typical: bool = False
+    ) -> float:
         d = dst[-(nbytes // source.size * source.size) :].reshape(-1, source.size)
         s = np.broadcast_to(source, d.shape)
         h = d.shape[0] // 2
@@ -482,7 +502,8 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         # back, each core would find its half where it left it, and two threads would look up to 1.5x
         # faster than they are in use (measured here into 4 MiB: 0.033 against 0.049 ns/B).
         # Two threads vary more from one run to the next here (the second core's load): more rounds.
-        return _best_after(setup, 1, shared or both, 3 if nbytes > 64 << 20 else 9) / d.size
+        rounds, pick = (5, TYPICAL) if typical else (3 if nbytes > 64 << 20 else 9, min)
+        return _best_after(setup, 1, shared or both, rounds, pick) / d.size
 
     small = src[: block // 4]
     b_l2 = rate(block, small, 1)
@@ -508,7 +529,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
             if wake is not None:
                 alone = _shared_copy(small_d, small_s, pieces=0)
                 share = max(0.0, (_best(wake, 50, 7) - _best(alone, 50, 7) / 2) / 50)
-            b_llc2, b_mem2 = rate(mid, row, 2), rate(mem_bytes, row, 2)
+            b_llc2, b_mem2 = rate(mid, row, 2), rate(mem_bytes, row, 2, typical=True)
             b_near2 = rate(min(2 * l2, mid), row, 2)
             # An output that fits in L2 is mostly rewritten by the same call, over and over (a batch
             # of them, a model run in a loop): each core's half is still in its cache, and the
@@ -649,15 +670,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
             halves[0](d, s)
             future.result()
 
-    t_two = _best(both, 1, 3)
-    # Runs of 265 bytes that follow one another, streamed through the kernel's buffer, one thread: on
-    # an EPYC VM 40-64 MiB of them took 0.069-0.09 ns/B where long runs streamed at 0.036, and runs of
-    # 16 to 2048 bytes 0.02-0.05 ns/B more than long ones: a cost per byte more than per run.
-    joined = 265
-    j_rows = dst.size // joined
-    j_view = dst[: j_rows * joined].reshape(j_rows, joined)
-    j_src = np.broadcast_to(src[:joined], j_view.shape)
-    t_joined = _best(_shared_copy(j_view, j_src, True, 0), 1, 3)
+    t_two = _best(both, 1, 5, TYPICAL)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
     # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
@@ -678,15 +691,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
-    # What the runs' copies into the buffer cost overlaps the streaming (pricing.kernel_cost): the
-    # bounce is what the joined runs took beyond the larger of the two.
-    bounce = max(0.0, t_joined - max(j_view.size * t_long / nbytes, j_rows * copy)) / j_view.size
-    bounce2 = bounce / 2  # without the worker, a Python thread's half: what one thread pays for it
-    if copy_kernel.has_worker():
-        # Timed on two threads, each pays half of it, and part of that overlaps the other's streaming:
-        # 0.003-0.013 ns/B there against 0.03-0.038 on one (runs of 72-320 bytes, 64 MiB, the EPYC VM).
-        t_joined2 = _best(_shared_copy(j_view, j_src, True), 1, 3)
-        bounce2 = max(0.0, t_joined2 - max(j_view.size * t_two / nbytes, j_rows * copy / 2)) / j_view.size
+    bounce, bounce2 = _bounce_rates(dst, src, t_long / nbytes, t_two / nbytes, copy)
+    line = _line_run_cost(dst, src, t_long / nbytes)
     ns = 1e9
     return {
         "kernel_call_ns": call * ns,
@@ -702,8 +708,58 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_byte2_ns": t_two / nbytes * ns,
         "kernel_bounce_ns": bounce * ns,
         "kernel_bounce2_ns": bounce2 * ns,
+        "kernel_line_ns": line * ns,
         "kernel_calibrated": True,
     }
+
+
+# Copies of short runs that follow one another, streamed through the copy kernel's buffer, pay per
+# byte beyond the streaming, by an amount that moves with their length and from one calibration to
+# the next (one thread, the EPYC VM: runs of 24 to 100 bytes 0.015-0.053 ns/B more than long runs,
+# the dearest length not the same each time). The median over a few lengths prices the typical run.
+# Longer copies stream their whole lines straight from the source (pricing.LINE_RUN_MIN) and are not
+# timed here.
+BOUNCE_LENGTHS = (24, 40, 72, 100)
+
+
+def _bounce_rates(dst: np.ndarray, src: np.ndarray, long1: float, long2: float, copy: float):
+    """Seconds per byte that joined short runs pay for going out through the kernel's buffer, on one
+    thread and on two: the median over BOUNCE_LENGTHS of what their copy took beyond the larger of
+    long runs' streaming (``long1``, ``long2`` seconds per byte) and their runs' copies into the
+    buffer (``copy`` seconds each), which overlaps it (pricing.kernel_cost)."""
+    ones, twos = [], []
+    for joined in BOUNCE_LENGTHS:
+        rows = dst.size // joined
+        view = dst[: rows * joined].reshape(rows, joined)
+        source = np.broadcast_to(src[:joined], view.shape)
+        t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
+        ones.append(max(0.0, t_one - max(view.size * long1, rows * copy)) / view.size)
+        if copy_kernel.has_worker():
+            # Timed on two threads, each pays half of it, and part of that overlaps the other's
+            # streaming: 0.003-0.021 ns/B there against 0.015-0.053 on one.
+            t_two = _best(_shared_copy(view, source, True), 1, 5, TYPICAL)
+            twos.append(max(0.0, t_two - max(view.size * long2, rows * copy / 2)) / view.size)
+    one = float(np.median(ones))
+    # without the worker, a Python thread's half: what one thread pays for it
+    return one, (float(np.median(twos)) if twos else one / 2)
+
+
+# Longer joined copies have their whole lines streamed straight from the source and only the lines
+# where two runs meet put together: a cost per run (one thread, the EPYC VM: 1-2 ns for runs of 136 to
+# 400 bytes over long runs' rate). Timed on lengths of a few lines, where it shows; the median of them.
+LINE_LENGTHS = (136, 200, 265, 400)
+
+
+def _line_run_cost(dst: np.ndarray, src: np.ndarray, long1: float) -> float:
+    """Seconds per run that joined copies of LINE_LENGTHS bytes took, on one thread, beyond long runs'
+    streaming (``long1`` seconds per byte): the median over the lengths."""
+    costs = []
+    for joined in LINE_LENGTHS:
+        rows = dst.size // joined
+        view = dst[: rows * joined].reshape(rows, joined)
+        t_one = _best(_shared_copy(view, np.broadcast_to(src[:joined], view.shape), True, 0), 1, 3)
+        costs.append(max(0.0, t_one - view.size * long1) / rows)
+    return float(np.median(costs))
 
 
 def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int | None = None):
@@ -740,24 +796,26 @@ def _moved_rate(dst: np.ndarray) -> float:
     return max(0.0, rounds[len(rounds) // 2] / 50) / size
 
 
-def _best_after(setup, value, fn, rounds: int) -> float:
-    """Best time of ``rounds`` single calls of ``fn``, each right after ``setup(value)`` (untimed)."""
-    best = math.inf
+def _best_after(setup, value, fn, rounds: int, pick=min) -> float:
+    """Best time (or ``pick`` of the times: TYPICAL) of ``rounds`` single calls of ``fn``, each right
+    after ``setup(value)`` (untimed)."""
+    times = []
     for _ in range(rounds):
         setup(value)
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(time.perf_counter() - t0)
+    return float(pick(times))
 
 
-def _best(fn, inner: int, rounds: int) -> float:
-    """Best time of ``rounds`` batches of ``inner`` calls, in seconds per batch."""
+def _best(fn, inner: int, rounds: int, pick=min) -> float:
+    """Best time (or ``pick`` of the times: TYPICAL) of ``rounds`` batches of ``inner`` calls, in
+    seconds per batch."""
     fn()
-    best = math.inf
+    times = []
     for _ in range(rounds):
         t0 = time.perf_counter()
         for _ in range(inner):
             fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(time.perf_counter() - t0)
+    return float(pick(times))

@@ -21,9 +21,12 @@ from .costs import CopyCosts
 STREAM_SHARE_MIN = 64 << 20
 # Shorter runs gain few whole lines of their own: the copy kernel is not priced for them, unless each
 # starts where the one before it ends: it then streams runs shorter than BOUNCE_RUN through a small
-# buffer, whole lines together (its own BOUNCE_RUN).
+# buffer, whole lines together (its own BOUNCE_RUN), except copies of LINE_RUN_MIN bytes or more,
+# whose whole lines it streams straight from the source, putting together only the lines where two
+# runs meet (its own LINE_RUN_MIN).
 KERNEL_MIN_RUN = 256
 BOUNCE_RUN = 4096
+LINE_RUN_MIN = 128
 # Two threads are taken only when priced under this share of one. Their price is the less certain:
 # the second core's lines, its load and the worker's wake are calibrated in tight loops, and a Tile
 # of 423 KiB fanned out from a block the calling thread had just gathered was priced 2% under one
@@ -288,6 +291,16 @@ def pieces_work_ns(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, pieces: 
     return pieces * kernel_work_ns(piece, elem, costs, math.prod(a[0] for a in axes) * elem)[0]
 
 
+def streamed_route(run: int, fill: bool, joined: bool, vectors: int) -> str:
+    """How the copy kernel streams runs of ``run`` bytes (kernel_loops' other figures): "buffer" when
+    they go out through its buffer (joined and shorter than BOUNCE_RUN, unless "lines"), "lines" when
+    joined copies of LINE_RUN_MIN bytes or more have their whole lines streamed straight from the
+    source, "runs" when each run is streamed on its own."""
+    if not joined or run >= BOUNCE_RUN:
+        return "runs"
+    return "lines" if run >= LINE_RUN_MIN and not (fill or vectors) else "buffer"
+
+
 def kernel_cost(
     axes: tuple[Axis, ...],
     elem: int,
@@ -314,8 +327,8 @@ def kernel_cost(
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
-    run, runs, _, _, joined, _ = kernel_loops(merged, width)
-    bounced = joined and run < BOUNCE_RUN
+    run, runs, _, fill, joined, vectors = kernel_loops(merged, width)
+    route = streamed_route(run, fill, joined, vectors)
     if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
@@ -334,7 +347,7 @@ def kernel_cost(
     near = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
     far = [near + costs.memory_src_ns(src_span, t) for t in (1, 2)]
     streamed = [nbytes * (costs.kernel_rate(t) + far[t - 1]) for t in (1, 2)]
-    if bounced:
+    if route == "buffer":
         # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are,
         # and their bytes pay for going out through it: on two threads less than half of what one
         # pays, since it overlaps the other thread's streaming (its own figure). Writing the runs
@@ -345,7 +358,7 @@ def kernel_cost(
         bounce = [nbytes * costs.kernel_bounce_ns, nbytes * costs.kernel_bounce2_ns]
         per = [bounce[0] + max(work, streamed[0]), bounce[1] + max(work / 2, streamed[1])]
     else:  # each run's own cost is what streamed runs measured over long ones: on top of the bytes
-        work = bands * runs * costs.kernel_run_ns
+        work = bands * runs * (costs.kernel_line_ns if route == "lines" else costs.kernel_run_ns)
         per = [work + streamed[0], work / 2 + streamed[1]]
     one = fixed + per[0]
     splittable = bands > 1 or (bool(merged) and merged[0][0] > 1)

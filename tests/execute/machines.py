@@ -39,6 +39,7 @@ EPYC = replace(
     kernel_bounce_ns=0.048,
     kernel_bounce2_ns=0.0096,
     kernel_run_ns=3.2,
+    kernel_line_ns=1.5,
     kernel_copy_ns=0.55,
     kernel_calibrated=True,
     calibrated=True,

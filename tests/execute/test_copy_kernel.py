@@ -395,14 +395,30 @@ def test_a_step_cut_for_two_threads_is_priced_with_each_pieces_own_loops(monkeyp
 
 @needs_kernel
 def test_short_runs_streamed_through_the_buffer_pay_their_measured_cost_per_byte():
-    joined = ((1 << 18, 265, 0), (265, 1, 1))  # 2**18 runs of 265 bytes, each where the last one ended
     base = replace_kernel(BENCH, kernel_bounce_ns=0.0, kernel_bounce2_ns=0.0)
     dear = replace(base, kernel_bounce_ns=0.03, kernel_bounce2_ns=0.01)
-    (one, two), (one_dear, two_dear) = (pricing.kernel_cost(joined, 1, m, 1) for m in (base, dear))
-    assert one_dear - one == pytest.approx(0.03 * 265 * (1 << 18))
-    assert two_dear - two == pytest.approx(0.01 * 265 * (1 << 18))  # two threads' own figure
-    apart = ((1 << 18, 320, 0), (265, 1, 1))  # runs with gaps are streamed one by one, not through it
+    line = pricing.LINE_RUN_MIN
+    for run in (100, line - 1):  # 2**20 runs, each where the last one ended
+        joined = ((1 << 20, run, 0), (run, 1, 1))
+        (one, two), (one_dear, two_dear) = (pricing.kernel_cost(joined, 1, m, 1) for m in (base, dear))
+        assert one_dear - one == pytest.approx(0.03 * run * (1 << 20))
+        assert two_dear - two == pytest.approx(0.01 * run * (1 << 20))  # two threads' own figure
+    apart = ((1 << 20, 320, 0), (265, 1, 1))  # runs with gaps are streamed one by one, not through it
     assert pricing.kernel_cost(apart, 1, dear, 1) == pricing.kernel_cost(apart, 1, base, 1)
+    # Copies from LINE_RUN_MIN bytes on stream their whole lines straight from the source, at a cost
+    # per run of their own, and fills of any length short of BOUNCE_RUN still go through it.
+    lined = ((1 << 20, line, 0), (line, 1, 1))
+    assert pricing.kernel_cost(lined, 1, dear, 1) == pricing.kernel_cost(lined, 1, base, 1)
+    apart_dear = replace(base, kernel_run_ns=base.kernel_run_ns + 2.0)
+    assert pricing.kernel_cost(lined, 1, apart_dear, 1) == pricing.kernel_cost(lined, 1, base, 1)
+    per_run = replace(base, kernel_line_ns=base.kernel_line_ns + 2.0)
+    (one, two), (one_per_run, two_per_run) = (pricing.kernel_cost(lined, 1, m, 1) for m in (base, per_run))
+    assert one_per_run - one == pytest.approx(2.0 * (1 << 20))
+    assert two_per_run - two == pytest.approx(1.0 * (1 << 20))  # each thread half of them
+    fills = ((1 << 20, 1200, 4), (300, 4, 0))  # each int32 written 300 times in a run
+    assert pricing.kernel_loops(fills, 4)[3:5] == (True, True)
+    one, one_dear = (pricing.kernel_cost(fills, 4, m, 1)[0] for m in (base, dear))
+    assert one_dear - one == pytest.approx(0.03 * 1200 * (1 << 20))
 
 
 @needs_kernel
