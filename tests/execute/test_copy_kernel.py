@@ -341,11 +341,13 @@ def test_a_program_refuses_a_step_it_cannot_run():
 
 def test_large_streaming_copies_share_two_threads_on_a_tie():
     # Measured equal on one and two threads (as the 64 MiB calibration finds on the project's VM, where
-    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, a 48 MiB one (past
-    # the model's 32 MiB last level, so streamed at all) is not.
+    # two threads still stream a 1 GiB output 1.9x faster): a 1 GiB copy is split, and so is one of
+    # STREAM_SHARE_MIN; a smaller one (past the model's 8 MiB last level, so streamed at all) is not.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded: {copy_kernel.status()}")
-    tie = replace_kernel(BENCH, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0)
+    tie = replace_kernel(
+        BENCH, llc_bytes=8 << 20, kernel_byte_ns=0.047, kernel_byte2_ns=0.048, thread_ns=25000.0
+    )
     big = plan.make_plan(
         [1, 4096, 1024], [64, 1, 1], [4 << 22, 4096, 4], [4 << 22, 4096, 4], 4, threads=2, costs=tie
     )
@@ -353,10 +355,9 @@ def test_large_streaming_copies_share_two_threads_on_a_tie():
     assert streamed and all(step.phase in big.split for step in streamed)
     gib = ((64, 1 << 24, 0), (1 << 22, 4, 4))  # the same copy as one step
     assert pricing.kernel_cost(gib, 4, tie, 1)[1] < pricing.kernel_cost(gib, 4, tie, 1)[0]
-    assert (
-        pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[1]
-        > pricing.kernel_cost(((48, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)[0]
-    )
+    for mib, split in ((pricing.STREAM_SHARE_MIN >> 20, True), (12, False)):
+        one, two = pricing.kernel_cost(((mib, 1 << 20, 0), (1 << 18, 4, 4)), 4, tie, 1)
+        assert (two < one) == split
 
 
 @needs_kernel

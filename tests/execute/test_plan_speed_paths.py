@@ -225,7 +225,7 @@ def test_write_rates_follow_where_the_destination_lives(llc):
 
 
 def test_a_streamed_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
-    model = dataclasses.replace(EPYC, mem_src_ns=0.015, mem_src2_ns=0.005)
+    model = dataclasses.replace(EPYC, mem_src_ns=0.015, mem_src2_ns=0.005, kernel_byte2_ns=0.02)
     assert model.memory_src_ns(8 * MIB) == 0.0  # within one thread's last level
     assert model.memory_src_ns(16 * MIB) == pytest.approx(0.015)  # a doubling past its edge
     assert model.memory_src_ns(12 * MIB) == pytest.approx(0.015 * math.log(1.5) / math.log(2))
@@ -237,7 +237,8 @@ def test_a_streamed_source_past_the_last_level_costs_what_reading_it_from_memory
     # A streamed copy of 40 MiB the plan wrote itself pays it, one thread more than two; from the
     # caller's input, read once whatever the plan, it does not.
     block = ((40 * MIB, 1, 1),)
-    base = dataclasses.replace(EPYC, mem_src_ns=0.0, mem_src2_ns=0.0)
+    # (two threads streaming well under one's time, so that no tie rule sets their price)
+    base = dataclasses.replace(EPYC, mem_src_ns=0.0, mem_src2_ns=0.0, kernel_byte2_ns=0.02)
     if math.isinf(pricing.kernel_cost(block, 1, base, 1)[0]):
         pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
     for own, extra in ((True, (0.015, 0.005)), (False, (0.0, 0.0))):
