@@ -126,11 +126,10 @@ class CopyCosts:
             # memory. In the sweep a 74 MiB output (last level 64 MiB) took 3.5-7.5 ms with ordinary
             # stores on two threads, the memory rate, where calibration's back-to-back rewrites
             # suggest 1.6. Where two threads' own edge was measured, their rate rises past it over
-            # three doublings, how fast changing with what else the host's cache holds (an EPYC VM
-            # with a 16 MiB edge, 0.012 ns/B into 16 MiB: one day 0.025 into 24 and 0.039 into 32,
-            # another 0.016 into 19.5, 0.018 into 32, 0.025 into 41, 0.027 into 53, 0.030 into 50 and
-            # 0.036 into 100; streamed, 38 and 53 MiB took 0.041 and 0.058 that day).
-            (8 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
+            # two doublings, how fast changing with what else the host's cache holds (an EPYC VM with
+            # a 16 MiB edge, 0.012 ns/B into 16 MiB: one day 0.025 into 24 and 0.039 into 32, another
+            # 0.016 into 19.5, 0.025 into 41, 0.030 into 50 and 0.036 into 100).
+            (4 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
         ):
             if not points or point[0] > points[-1][0]:  # a small last level can come before L2's points
                 points.append(point)
