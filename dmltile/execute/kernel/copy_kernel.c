@@ -590,11 +590,11 @@ static inline void line_part(char *d, const char *s, int64_t n) {
 /* count runs of run bytes (LINE_RUN_MIN or more) that follow one another from d on, copies (not fills
  * or shuffles): each run's whole lines streamed straight from the source, and only the line where two
  * runs meet put together in the buffer (its first line; b->base that line's address). Copied whole
- * through the buffer, runs of 136-1228 bytes took 0.07-0.09 ns/B on one thread where long runs stream
- * at 0.037: the moves into the buffer, its stores queued behind the streaming ones, did not overlap
- * them. This way they take 0.039-0.046 (64 MiB, the EPYC VM, every length tried from 136 to 4000);
- * with a call of memcpy per part and each line written out as soon as it was whole, 0.057-0.06 at
- * 265 bytes. */
+ * through the buffer, most lengths of 136-1228 bytes took 0.07-0.09 ns/B on one thread where long runs
+ * stream at 0.037: the moves into the buffer, its stores queued behind the streaming ones, did not
+ * overlap them. This way runs of 200-4000 bytes took 0.039-0.046 and of 136 bytes 0.052-0.066 (64 MiB,
+ * the EPYC VM); with a call of memcpy per part and each line written out as soon as it was whole,
+ * 0.057-0.06 at 265 bytes. */
 static void line_runs(bounce_t *b, char *d, const char *s, int64_t count, int64_t s_step, int64_t run) {
     if (b->base && d != b->base + b->n) bounce_flush(b, 1);
     for (int64_t j = 0; j < count; j++, s += s_step) {
