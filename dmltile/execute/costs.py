@@ -729,9 +729,8 @@ def _bounce_rates(dst: np.ndarray, src: np.ndarray, long1: float, long2: float, 
     buffer (``copy`` seconds each), which overlaps it (pricing.kernel_cost)."""
     ones, twos = [], []
     for joined in BOUNCE_LENGTHS:
-        rows = dst.size // joined
-        view = dst[: rows * joined].reshape(rows, joined)
-        source = np.broadcast_to(src[:joined], view.shape)
+        view, source = _joined_runs(dst, src, joined)
+        rows = view.shape[0]
         t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
         ones.append(max(0.0, t_one - max(view.size * long1, rows * copy)) / view.size)
         if copy_kernel.has_worker():
@@ -755,11 +754,18 @@ def _line_run_cost(dst: np.ndarray, src: np.ndarray, long1: float) -> float:
     streaming (``long1`` seconds per byte): the median over the lengths."""
     costs = []
     for joined in LINE_LENGTHS:
-        rows = dst.size // joined
-        view = dst[: rows * joined].reshape(rows, joined)
-        t_one = _best(_shared_copy(view, np.broadcast_to(src[:joined], view.shape), True, 0), 1, 3)
-        costs.append(max(0.0, t_one - view.size * long1) / rows)
+        view, source = _joined_runs(dst, src, joined)
+        t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
+        costs.append(max(0.0, t_one - view.size * long1) / view.shape[0])
     return float(np.median(costs))
+
+
+def _joined_runs(dst: np.ndarray, src: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """``dst`` as rows of ``length`` bytes, each where the one before it ends, and the first
+    ``length`` bytes of ``src`` broadcast to them: a copy of runs that follow one another."""
+    rows = dst.size // length
+    view = dst[: rows * length].reshape(rows, length)
+    return view, np.broadcast_to(src[:length], view.shape)
 
 
 def _shared_copy(d: np.ndarray, s: np.ndarray, stream: bool = False, pieces: int | None = None):

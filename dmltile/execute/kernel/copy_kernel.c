@@ -683,6 +683,11 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     bounce.base = NULL;
     shuffle_t shuffle;
     loop_shuffle(&shuffle, &l, shape, d_str, s_str);
+#if DMLTILE_STREAM
+    int lined = bounced && !l.fill && !shuffle.vectors && l.run >= LINE_RUN_MIN;
+#else
+    int lined = 0;
+#endif
     /* A tight loop of a few short runs under many odometer steps (rows of 56 bytes written twice, half
      * a million times) paid runs()' call and dispatch per step, more than its moves (53 MiB: 3.9 ms,
      * 2.9 copied here). pricing.py's FEW_RUNS holds the same bounds. */
@@ -691,14 +696,12 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
     for (;;) {
         if (few) {
             for (int64_t j = 0; j < count; j++) short_run(d + j * d_step, s + j * s_step, l.run);
-        } else if (bounced) {
+        } else if (lined) {
 #if DMLTILE_STREAM
-            if (!l.fill && !shuffle.vectors && l.run >= LINE_RUN_MIN)
-                line_runs(&bounce, d, s, count, s_step, l.run);
-            else
+            line_runs(&bounce, d, s, count, s_step, l.run);
 #endif
+        } else if (bounced)
             bounce_runs(&bounce, d, s, count, s_step, l.run, l.fill, l.unit, &shuffle);
-        }
         else
             runs(d, s, count, d_step, s_step, l.run, l.fill, l.unit, stream, &shuffle);
         int k = loop - 1;
