@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 8  # must match ABI in kernel/copy_kernel.c
+ABI = 9  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -78,6 +78,17 @@ def loops(shape: Sequence[int], dst_strides: Sequence[int], src_strides: Sequenc
     if _library().dmltile_loops(len(shape), dims, width, out):
         raise ValueError(f"the copy kernel refused {len(shape)} axes of {width}-byte elements")
     return out[0], out[1], out[2], bool(out[3]), bool(out[4]), out[5]
+
+
+def shared_cut(shape, dst_strides, src_strides, width: int, stream: bool, pieces: int) -> tuple[int, int]:
+    """Where the kernel's two threads cut a copy shared in ``pieces``: (lead, m), its pieces taken along
+    the m axes after its first ``lead`` ones, each piece written for every index of those."""
+    dims = (ctypes.c_int64 * max(1, 3 * len(shape)))(*shape, *dst_strides, *src_strides)
+    out = (ctypes.c_int64 * 2)()
+    wide = ctypes.c_int64
+    if _library().dmltile_cut(len(shape), dims, wide(width), int(stream), wide(pieces), out):
+        raise ValueError(f"the copy kernel refused a cut of {len(shape)} axes into {pieces} pieces")
+    return out[0], out[1]
 
 
 def shuffles() -> bool:

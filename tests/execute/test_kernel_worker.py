@@ -68,6 +68,54 @@ def test_a_step_with_short_outer_axes_is_cut_across_them(shape, row, pieces, str
         assert not raw[..., row:].any()
 
 
+LEAD_PIECE_MIN = 64 << 10  # the kernel's: the bytes of data every piece must get for a cut past repeats
+
+
+@pytest.mark.parametrize(
+    ("shape", "src_strides", "stream", "pieces", "cut"),
+    [
+        ((6, 138105), (0, 8), True, 16, (1, 1)),  # six copies of a 1 MiB block: cut along the block
+        ((2, 3, 40, 50000), (0, 0, 400000, 8), True, 16, (2, 1)),  # two repeats lead; 40 rows make 16
+        ((6, 4, 500000), (0, 4000000, 8), True, 16, (1, 2)),  # 4 rows of data make too few: rows x bytes
+        ((6, 138105), (0, 8), False, 16, (0, 2)),  # ordinary stores: along the copies, as before
+        ((6, 16 * LEAD_PIECE_MIN // 8 - 1), (0, 8), True, 16, (0, 2)),  # a piece's data under the minimum
+        ((6, 16 * LEAD_PIECE_MIN // 8), (0, 8), True, 16, (1, 1)),  # ...and at it
+        ((6, 138105), (8, 8), True, 16, (0, 2)),  # the outer axis reads data: nothing leads
+        ((6, 1 << 20), (0, 0), True, 16, (0, 2)),  # a fill: no data axis to cut along
+    ],
+)
+def test_streamed_repeats_of_a_source_are_cut_along_the_source(shape, src_strides, stream, pieces, cut):
+    """A streamed step whose outer axes repeat its source is shared past them, so that each thread
+    reads its own part of the source instead of both reading all of it."""
+    width = src_strides[-1] or 1
+    dst_strides = tuple(int(np.prod(shape[i + 1 :])) * width for i in range(len(shape)))
+    assert copy_kernel.shared_cut(shape, dst_strides, src_strides, width, stream, pieces) == cut
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    repeats=st.lists(st.integers(2, 3), min_size=1, max_size=2).map(tuple),
+    rows=st.integers(2, 40),  # planned steps have no axes of size 1
+    pieces=st.integers(2, 16),
+    extra=st.integers(0, 5000),
+)
+def test_a_step_cut_past_its_repeats_copies_every_byte_once(repeats, rows, pieces, extra):
+    """Pieces cut along the source, each written once for every repeat, still write every byte of
+    every copy and nothing else (the destination's padding stays zero), whoever takes which piece."""
+    row = -(-pieces * LEAD_PIECE_MIN // rows) + extra  # enough data for the cut past the repeats
+    src = np.random.default_rng(rows * row).integers(1, 256, (rows, row), dtype=np.uint8)
+    raw = np.zeros((*repeats, rows, row + 3), np.uint8)
+    dst = raw[..., :row]
+    view = np.broadcast_to(src, dst.shape)
+    assert copy_kernel.shared_cut(dst.shape, dst.strides, view.strides, 1, True, pieces)[0] == len(repeats)
+    run = shared_copy(dst, view, pieces, stream=True)
+    for _ in range(3):
+        dst[...] = 0
+        run()
+        assert np.array_equal(dst, view)
+        assert not raw[..., row:].any()
+
+
 def test_the_worker_shares_a_step_whose_outermost_axis_is_short():
     """Three blocks of 1 MiB: cut along the outermost axis alone they make three pieces, of which the
     worker takes two at most (the calling thread starts on the first); cut across the outer axes, it
