@@ -181,8 +181,11 @@ def _best(
     threads: int,
     dst_out: bool,
     prefer: frozenset[str],
+    region: int = 0,
 ) -> tuple[float, Recipe]:
     """(cost, recipe) for writing ``axes`` from the caller's input; recursion over pre-tiling choices.
+    ``region``: the bytes written around them in their destination (see step_cost), for the first
+    block of a fan-out or a doubling.
 
     Recipes: ("direct", band_axis, bands), ("gather",), ("temp", j, sub), ("double", j, sub), ("fanout", j, sub).
     """
@@ -198,16 +201,16 @@ def _best(
     fresh = 1 + dst_out
     axis, band_counts = band_axis(axes, elem, costs, prefer)
     best: tuple[float, tuple[Any, ...]] = (
-        biased(pick(*step_cost(axes, elem, costs, fresh, 1, dst_out, prefer)), "direct"),
+        biased(pick(*step_cost(axes, elem, costs, fresh, 1, dst_out, prefer, region)), "direct"),
         ("direct", -1, 1),
     )
     for bands in band_counts:
         band_axes = banded(axes, axis, bands)
-        cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands, dst_out, prefer)), "band")
+        cost = biased(pick(*step_cost(band_axes, elem, costs, fresh, bands, dst_out, prefer, region)), "band")
         if cost < best[0]:
             best = (cost, ("direct", axis, bands))
     if gather_chunk(axes, elem, prefer):
-        cost = biased(pick(*gather_cost(axes, elem, costs, fresh)), "gather")
+        cost = biased(pick(*gather_cost(axes, elem, costs, fresh, region)), "gather")
         if cost < best[0]:
             best = (cost, ("gather",))
     start = packed_suffix(axes, elem)
@@ -222,17 +225,18 @@ def _best(
         in_place = len(prefix) == 1 and prefix[0][2] == 0 and prefix[0][1] >= block * elem
         if in_place:
             # The block is written by the calling thread alone (see Emitter._in_place).
-            sub_cost, sub_recipe = _best(simplify(suffix), elem, out_bytes_limit, costs, 1, dst_out, prefer)
             count, stride = prefix[0][0], prefix[0][1]
-            fan, doubled, region = in_place_copies(count, stride, block, elem)
-            fan_cost = biased(
-                pick(*step_cost(fan, elem, costs, 2 * dst_out, 1, dst_out, prefer, region)) + sub_cost,
-                "fanout",
+            fan, doubled, whole = in_place_copies(count, stride, block, elem)
+            around = max(region, whole)
+            sub_cost, sub_recipe = _best(
+                simplify(suffix), elem, out_bytes_limit, costs, 1, dst_out, prefer, around
             )
+            copying = (elem, costs, 2 * dst_out, 1, dst_out, prefer, around, True)
+            fan_cost = biased(pick(*step_cost(fan, *copying)) + sub_cost, "fanout")
             if fan_cost < best[0]:
                 best = (fan_cost, ("fanout", j, sub_recipe))
             if stride == block * elem:
-                copies = (step_cost(c, elem, costs, 2 * dst_out, 1, dst_out, prefer, region) for c in doubled)
+                copies = (step_cost(c, *copying) for c in doubled)
                 dbl = biased(sub_cost + sum(pick(*c) for c in copies), "double")
                 if dbl < best[0]:
                     best = (dbl, ("double", j, sub_recipe))
@@ -241,7 +245,7 @@ def _best(
             continue
         sub_axes, final_axes = through_temporary(prefix, suffix, elem)
         sub_cost, sub_recipe = _best(sub_axes, elem, out_bytes_limit, costs, threads, False, prefer)
-        final_cost = pick(*step_cost(final_axes, elem, costs, int(dst_out), 1, dst_out, prefer, written=True))
+        final_cost = pick(*step_cost(final_axes, elem, costs, int(dst_out), 1, dst_out, prefer, region, True))
         final = biased(final_cost + sub_cost, "temp")
         if final < 0.95 * best[0]:
             best = (final, ("temp", j, sub_recipe))

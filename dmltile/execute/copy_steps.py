@@ -79,6 +79,7 @@ class Emitter:
         self.temps: list[int] = []
         self.split: set[int] = set()
         self.phase = 0
+        self.region = 0  # the bytes written around the copies being emitted, in their destination (step_cost)
 
     def plan(self, kind: str) -> Plan:
         """The emitted steps as a plan; for NumPy's copies, each that may meet the misalignment cliff with
@@ -95,6 +96,7 @@ class Emitter:
         """A new phase for a copy over ``axes``: its number, and whether the copy kernel runs it."""
         phase = self.phase
         self.phase += 1
+        region = max(region, self.region)
         (one, two), (k_one, k_two) = copy_ways(
             axes, self.elem, self.costs, fresh, bands, to_out, self.prefer, region, written
         )
@@ -124,7 +126,7 @@ class Emitter:
         phase = self.phase
         self.phase += 1
         if self.threads > 1:
-            one, two = gather_cost(axes, self.elem, self.costs, fresh)
+            one, two = gather_cost(axes, self.elem, self.costs, fresh, self.region)
             if on_two(one, two, self.costs) or ("split" in self.prefer and two < math.inf):
                 self.split.add(phase)
         rows = int(index.max()) + 1
@@ -155,20 +157,21 @@ class Emitter:
         # The block on the calling thread alone: the copies read it next, and lines the worker wrote
         # would first have to come over from its core (1.8 MiB fanned out from a block written on
         # two threads took 54 us; one broadcasting copy, 50).
-        threads, self.threads = self.threads, 1
-        self.emit(simplify(suffix), sub_recipe, dst, dst_offset, src)
-        self.threads = threads
         count, stride = prefix[0][0], prefix[0][1]
         to_out = dst == "out"
         both = 2 * to_out
         fan, doubled, region = in_place_copies(count, stride, block, elem)
+        threads, self.threads = self.threads, 1
+        around, self.region = self.region, max(self.region, region)
+        self.emit(simplify(suffix), sub_recipe, dst, dst_offset, src)
+        self.threads, self.region = threads, around
         if kind == "fanout":
-            phase = self._phase(fan, both, 1, to_out, region)
+            phase = self._phase(fan, both, 1, to_out, region, True)
             self.steps.append(make_step(fan, elem, dst, dst_offset + stride, dst, dst_offset, *phase))
             return
         done = 1
         for chunk in doubled:  # each step one large memmove (it streams when large enough)
-            phase = self._phase(chunk, both, 1, to_out, region)
+            phase = self._phase(chunk, both, 1, to_out, region, True)
             self.steps.append(
                 make_step(chunk, elem, dst, dst_offset + done * stride, dst, dst_offset, *phase)
             )
@@ -183,7 +186,9 @@ class Emitter:
         sub_axes, final_axes = through_temporary(prefix, suffix, elem)
         self.temps.append(math.prod(a[0] for a in data) * block * elem)
         t = len(self.temps) - 1
+        around, self.region = self.region, 0  # the temporary is written on its own
         self.emit(sub_axes, sub_recipe, t, 0, src)
+        self.region = around
         phase = self._phase(final_axes, int(dst == "out"), 1, dst == "out", written=True)
         self.steps.append(make_step(final_axes, elem, dst, dst_offset, t, 0, *phase))
 

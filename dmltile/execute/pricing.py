@@ -70,9 +70,10 @@ def step_cost(
 
     ``fresh`` counts the views built per call (the caller's input and output arrays), ``bands`` the
     calls a banded copy makes; each band's source is then a block that stays in L2. ``region``: the
-    bytes of the destination that the copy's recipe writes in all (a doubling step's destination is
-    a slice of it, and the other steps' writes push it out of L2 as much as its own do). ``written``:
-    the source is a temporary the calling thread has just written (as the output is for those copies).
+    bytes of the destination that the plan writes in all around this copy's own (a doubling step's
+    destination, or a fan-out's first block, is a slice of it, and the other steps' writes push it out
+    of the caches as much as its own do). ``written``: the source is what the calling thread has just
+    written (a temporary, or the output's first block for a fan-out or a doubling).
     """
     (one, two), (k_one, k_two) = copy_ways(axes, elem, costs, fresh, bands, to_out, prefer, region, written)
     return min(one, k_one), min(two, k_two)
@@ -99,10 +100,9 @@ def copy_ways(
     # A copy inside the output (a fan-out, a doubling) or from a temporary reads what the calling
     # thread has just written: on two threads the worker first takes those lines from the other
     # core's cache (1.3 MiB fanned out from a 219 KiB block took 28 us on two threads and on one).
-    own_source = bool(region or written)
-    moved = span(axes, 2, elem) * costs.moved_ns if own_source else 0.0
+    moved = span(axes, 2, elem) * costs.moved_ns if written else 0.0
     kernel = (
-        kernel_cost(axes, elem, costs, fresh, bands, prefer, moved, own_source)
+        kernel_cost(axes, elem, costs, fresh, bands, prefer, moved, written, region)
         if to_out
         else (math.inf, math.inf)
     )
@@ -310,13 +310,15 @@ def kernel_cost(
     prefer: frozenset[str] = frozenset(),
     moved: float = 0.0,
     own_source: bool = False,
+    region: int = 0,
 ) -> tuple[float, float]:
     """Estimated ns of the copy by the copy kernel (one thread, two), infinite when it is not loaded,
     its runs are too short for whole streamed lines and do not join into longer ones, or the output
     fits in the measured last level (for two threads, in the last level as two threads meet it);
     ``moved``: what two threads pay first to take the source from the calling thread's cache (see
     copy_ways); ``own_source``: the source is what the plan itself wrote (a block of the output or a
-    temporary). ``prefer`` with "stream" makes it near free.
+    temporary); ``region``: as for step_cost, what fits in the last level being the whole region.
+    ``prefer`` with "stream" makes it near free.
 
     Streaming stores send every line to memory, past the cache. An output that fits in the last level
     is, with ordinary stores, written there and read from there by whatever consumes it; streamed, it
@@ -332,7 +334,8 @@ def kernel_cost(
     if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf
     nbytes = bands * runs * run
-    if nbytes <= costs.llc_bytes and "stream" not in prefer:  # fits either way (two_thread_llc >= it)
+    spanned = max(nbytes, region)
+    if spanned <= costs.llc_bytes and "stream" not in prefer:  # fits either way (two_thread_llc >= it)
         return math.inf, math.inf
     fixed = bands * costs.kernel_call_ns + fresh * costs.view_ns
     # Streamed writes go to memory, and reads from the last level overlap them: a 70 MiB Tile from a
@@ -373,7 +376,7 @@ def kernel_cost(
         two = min(two, two_thread_bound(one, costs) * 0.999)
     if "stream" in prefer:
         return one * 1e-9, two * 1e-9
-    return one, (two if nbytes > costs.two_thread_llc else math.inf)
+    return one, (two if spanned > costs.two_thread_llc else math.inf)
 
 
 def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
@@ -386,7 +389,9 @@ def program_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts) -> float:
     return costs.kernel_call_ns + plain_kernel_cost(axes, elem, costs)[0]
 
 
-def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int) -> tuple[float, float]:
+def gather_cost(
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int, region: int = 0
+) -> tuple[float, float]:
     """Estimated ns of a gather over ``axes`` on one thread and split over two (see step_cost)."""
     chunk = axes[-1][0] * elem
     count = math.prod(a[0] for a in axes[:-1])
@@ -394,9 +399,10 @@ def gather_cost(axes: tuple[Axis, ...], elem: int, costs: CopyCosts, fresh: int)
     fixed = costs.call_ns + fresh * costs.view_ns
     per = count * costs.gather_ns
     far = costs.src_ns(span(axes, 2, elem), nbytes)
-    one = fixed + per + nbytes * (costs.byte_ns(nbytes, 1) + far)
+    dst_span = max(nbytes, region)
+    one = fixed + per + nbytes * (costs.byte_ns(dst_span, 1) + far)
     two = (
-        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(nbytes, 2) + far)
+        costs.handoff_ns + fixed + per / 2 + nbytes * (costs.byte_ns(dst_span, 2) + far)
         if count > 1
         else math.inf
     )
