@@ -147,22 +147,16 @@ def measure_shape(sizes, repeats, dtype: str, pad: int) -> dict:
             simple(x, out)
 
     run, why = ort_runner(x, repeats, out)
-    # dmltile's column stands between the two it is judged against most closely, the simplest plan
-    # and the two-thread fill: on a host whose memory rate for two threads switches for a few tenths
-    # of a second at a time, columns timed far apart in a round meet different rates (in 12 s of
-    # rounds a 228 MiB Tile's two-thread fill met the fast rate, 4.8 ms at best, and dmltile, five
-    # columns before it, never did: 8.8 ms, 1.8x, where its median round took 1.04x that round's).
-    columns = {"ort": run} if run else {}
-    columns.update(
-        {
-            "np_tile": lambda: np.tile(x, repeats),
-            "memcpy": lambda: np.copyto(out, src),
-            "fill": lambda: fill_one(out),
-            "simple": simplest,
-            "dmltile": ours,
-            "fill_2t": lambda: fill_two(out),
-        }
-    )
+    columns = {
+        "dmltile": ours,
+        "simple": simplest,
+        "np_tile": lambda: np.tile(x, repeats),
+        "memcpy": lambda: np.copyto(out, src),
+        "fill": lambda: fill_one(out),
+        "fill_2t": lambda: fill_two(out),
+    }
+    if run:
+        columns["ort"] = run
     rounds: dict[str, list[float]] = {}
     best = interleaved_best(columns, budget_for(out.nbytes), rounds)
     exact = {}
