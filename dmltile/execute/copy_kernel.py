@@ -12,6 +12,7 @@ the kernel out, and every plan runs on NumPy alone: the same bytes, only slower.
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -156,7 +157,18 @@ class KernelCall:
     pieces run at once (np.copyto keeps the lock for copies of up to 500 elements, such as a piece of
     a few wide rows)."""
 
-    __slots__ = ("_fn", "_dims", "_address", "ndim", "width", "stream", "begin", "end")
+    __slots__ = (
+        "_fn",
+        "_dims",
+        "_address",
+        "ndim",
+        "width",
+        "stream",
+        "begin",
+        "end",
+        "dst_offset",
+        "src_offset",
+    )
 
     def __init__(self, shape, dst_strides, src_strides, width: int, stream: bool = True):
         if len(shape) > MAX_DIMS or not len(shape) == len(dst_strides) == len(src_strides):
@@ -166,6 +178,7 @@ class KernelCall:
         self._address = ctypes.addressof(self._dims)
         self.ndim, self.width, self.stream = len(shape), int(width), int(bool(stream))
         self.begin, self.end = 0, shape[0] if shape else 1  # a 0-d copy is one element
+        self.dst_offset = self.src_offset = 0  # bytes past the addresses a call passes
 
     @property
     def count(self) -> int:
@@ -178,11 +191,36 @@ class KernelCall:
         part._fn, part._dims, part._address = self._fn, self._dims, self._address
         part.ndim, part.width, part.stream = self.ndim, self.width, self.stream
         part.begin, part.end = self.begin + begin, self.begin + end
+        part.dst_offset, part.src_offset = self.dst_offset, self.src_offset
         return part
+
+    def pieces(self, count: int) -> list[KernelCall]:
+        """This call cut into up to ``count`` pieces for two threads along one axis, the one the kernel's
+        own worker would start its cut at (shared_cut): the outermost, or, for a streamed copy whose
+        outer axes repeat its source, the first after them, each piece then written for every repeat."""
+        n = self.ndim
+        shape, d_str, s_str = (list(self._dims[k * n : (k + 1) * n]) for k in range(3))
+        whole = n > 0 and count > 1 and self.count == shape[0]
+        lead = shared_cut(shape, d_str, s_str, self.width, bool(self.stream), count)[0] if whole else 0
+        size = shape[lead] if lead else self.count
+        bounds = sorted({size * k // count for k in range(count + 1)})
+        if not lead:
+            return [self.piece(a, b) for a, b in itertools.pairwise(bounds)]
+        parts = []
+        for a, b in itertools.pairwise(bounds):
+            part = KernelCall(
+                [*shape[:lead], b - a, *shape[lead + 1 :]], d_str, s_str, self.width, bool(self.stream)
+            )
+            part.dst_offset, part.src_offset = (
+                self.dst_offset + a * d_str[lead],
+                self.src_offset + a * s_str[lead],
+            )
+            parts.append(part)
+        return parts
 
     def __call__(self, dst_address: int, src_address: int) -> None:
         args = (self.ndim, self._address, self.width, self.begin, self.end, self.stream)
-        if self._fn(dst_address, src_address, *args):
+        if self._fn(dst_address + self.dst_offset, src_address + self.src_offset, *args):
             raise RuntimeError("the copy kernel refused its arguments")
 
 

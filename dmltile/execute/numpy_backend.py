@@ -228,12 +228,11 @@ class PlanRunner:
 
 
 def _pieces(views: tuple, count: int) -> list[tuple]:
-    """A step's views cut into up to ``count`` pieces along their outer axis."""
+    """A step's views cut into up to ``count`` pieces along their outer axis (a kernel call: where the
+    kernel cuts it, KernelCall.pieces)."""
     d, s, index = views
     if type(index) is KernelCall:
-        n = index.count
-        bounds = sorted({n * k // count for k in range(count + 1)})
-        return [(d, s, index.piece(a, b)) for a, b in itertools.pairwise(bounds)]
+        return [(d, s, piece) for piece in index.pieces(count)]
     n = index.size if index is not None else d.shape[0]
     bounds = sorted({n * k // count for k in range(count + 1)})
     if index is not None:

@@ -238,6 +238,29 @@ def test_pieces_split_the_outer_axis():
     assert call.piece(2, 5).count == 3
 
 
+LEAD_PIECE_MIN = 64 << 10  # the kernel's: the bytes of source every piece must get for a cut past repeats
+
+
+@needs_kernel
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_kernel_call_shared_through_a_python_thread_is_cut_where_the_worker_cuts_it(stream):
+    """Where the kernel has no worker (Windows) a Python thread shares a step's calls: a streamed copy
+    repeating its source on its outer axis is cut along the source, each piece written for every copy,
+    as the kernel's worker cuts it; with ordinary stores, along the copies. The pieces, run in any
+    order, write every byte once and nothing else."""
+    n = 16 * LEAD_PIECE_MIN // 8 + 5
+    src = np.random.default_rng(5).integers(1, 1 << 62, n, dtype=np.uint64)
+    raw = np.zeros((6, n + 3), np.uint64)
+    dst = raw[:, :n]
+    call = copy_kernel.KernelCall(dst.shape, dst.strides, (0, 8), 8, stream)
+    pieces = call.pieces(16)
+    assert [p.count for p in pieces] == ([6] * 16 if stream else [1] * 6)
+    for part in reversed(pieces):
+        part(copy_kernel.address(dst), copy_kernel.address(src))
+    assert np.array_equal(dst, np.broadcast_to(src, dst.shape))
+    assert not raw[:, n:].any()
+
+
 def inner_repeat_plan(threads: int, model: costs.CopyCosts) -> copy_steps.Plan:
     # The bench's "inner repeat": (4096, 1) float32 tiled (1, 16384) into 256 MiB, each row one value.
     return plan.make_plan([4096, 1], [1, 16384], [4, 4], [65536, 4], 4, threads=threads, costs=model)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmltile.execute import copy_kernel
+from tests.execute.test_copy_kernel import LEAD_PIECE_MIN
 
 pytestmark = pytest.mark.skipif(
     not copy_kernel.has_worker(), reason=f"no copy kernel with a worker thread here: {copy_kernel.status()}"
@@ -66,9 +67,6 @@ def test_a_step_with_short_outer_axes_is_cut_across_them(shape, row, pieces, str
         run()
         assert np.array_equal(dst, src)
         assert not raw[..., row:].any()
-
-
-LEAD_PIECE_MIN = 64 << 10  # the kernel's: the bytes of data every piece must get for a cut past repeats
 
 
 @pytest.mark.parametrize(
