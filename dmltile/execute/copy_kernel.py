@@ -168,6 +168,7 @@ class KernelCall:
         "end",
         "dst_offset",
         "src_offset",
+        "_parts",
     )
 
     def __init__(self, shape, dst_strides, src_strides, width: int, stream: bool = True):
@@ -179,6 +180,7 @@ class KernelCall:
         self.ndim, self.width, self.stream = len(shape), int(width), int(bool(stream))
         self.begin, self.end = 0, shape[0] if shape else 1  # a 0-d copy is one element
         self.dst_offset = self.src_offset = 0  # bytes past the addresses a call passes
+        self._parts: tuple[int, list[KernelCall]] | None = None  # pieces() of the last count asked
 
     @property
     def count(self) -> int:
@@ -192,12 +194,20 @@ class KernelCall:
         part.ndim, part.width, part.stream = self.ndim, self.width, self.stream
         part.begin, part.end = self.begin + begin, self.begin + end
         part.dst_offset, part.src_offset = self.dst_offset, self.src_offset
+        part._parts = None
         return part
 
     def pieces(self, count: int) -> list[KernelCall]:
         """This call cut into up to ``count`` pieces for two threads along one axis, the one the kernel's
         own worker would start its cut at (shared_cut): the outermost, or, for a streamed copy whose
-        outer axes repeat its source, the first after them, each piece then written for every repeat."""
+        outer axes repeat its source, the first after them, each piece then written for every repeat.
+        Worked out once per count: a plan asks on every call."""
+        if self._parts is not None and self._parts[0] == count:
+            return self._parts[1]
+        self._parts = (count, self._cut(count))
+        return self._parts[1]
+
+    def _cut(self, count: int) -> list[KernelCall]:
         n = self.ndim
         shape, d_str, s_str = (list(self._dims[k * n : (k + 1) * n]) for k in range(3))
         whole = n > 0 and count > 1 and self.count == shape[0]
