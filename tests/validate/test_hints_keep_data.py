@@ -394,3 +394,16 @@ def test_all_fixes_of_a_report_together_make_a_broken_document_valid_and_keep_th
 def test_all_fixes_make_each_invalid_example_valid_keeping_its_data(path):
     level = example_level(path)
     check_all_fixes(json.loads(path.read_text()), level)
+
+
+def test_two_near_misses_of_one_key_are_not_both_renamed_onto_it():
+    # "Size" and "Sizess" both resemble "Sizes": renamed together, the second value would overwrite the
+    # first. Unknown keys are settled in order: the first is renamed, the second never onto that key.
+    doc = {
+        "Repeats": [2, 3],
+        "InputTensor": {"DataType": "UINT16", "Sizes": [3, 3]},
+        "OutputTensor": {"DataType": "UINT16", "Size": [1], "Sizess": [6, 9]},
+    }
+    targets = [e.to for i in dmltile.validate(doc, "4.1").issues for e in i.fix if e.op == "rename"]
+    assert targets.count("Sizes") == 1
+    check_all_fixes(doc, "4.1")

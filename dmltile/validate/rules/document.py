@@ -59,25 +59,40 @@ _STRUCT_MEMBERS = ("Desc", "InputTensor", "OutputTensor")
 
 def _fix_unknown_key(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
     """Rename a near-miss of an allowed key that is not already there, or an object to the one
-    struct member missing beside it; remove anything else."""
+    struct member missing beside it; remove anything else. Unknown keys earlier in the same object
+    are renamed first, so two near-misses of one key ("Size" and "Sizess") never both become it: the
+    first is renamed, the second removed, instead of one value overwriting the other."""
     parts = split_path(found.path)
     parent = at(doc, *parts[:-1])
-    present = set(parent) if isinstance(parent, dict) else set()
+    siblings = list(parent) if isinstance(parent, dict) else []
     allowed = keys_at(tuple(parts))
-    close = closest_key(str(parts[-1]), allowed, present)
-    missing = [k for k in allowed if k in _STRUCT_MEMBERS and k not in present]
-    if not close and isinstance(at(doc, *parts), dict) and len(missing) == 1:
-        close = missing[0]
+    taken = {k for k in siblings if k in allowed}
+    for key in siblings[: siblings.index(parts[-1])] if parts[-1] in siblings else []:
+        if key not in allowed and (to := _rename_target(doc, [*parts[:-1], key], allowed, taken)):
+            taken.add(to)
+    close = _rename_target(doc, parts, allowed, taken)
     if close:
         return [Edit(op="rename", path=found.path, to=close)]
     return [Edit(op="remove", path=found.path)]
+
+
+def _rename_target(doc: Any, parts: list, allowed: tuple[str, ...], taken: set[str]) -> str | None:
+    """The allowed key an unknown one at ``parts`` is renamed to, none of ``taken``: the one it
+    resembles, or, for an object, the one struct member missing beside it."""
+    close = closest_key(str(parts[-1]), allowed, taken)
+    missing = [k for k in allowed if k in _STRUCT_MEMBERS and k not in taken]
+    if not close and isinstance(at(doc, *parts), dict) and len(missing) == 1:
+        close = missing[0]
+    return close
 
 
 def _hint_unknown_key(found: Issue, edits: list[Edit], own: int) -> str:
     if edits[0].op == "rename":
         return f'did you mean "{edits[0].to}"? rename it'
     if "did you mean" in found.hint:
-        return "remove it (the field it resembles is already present)"
+        return (
+            "remove it (the field it resembles is already present, or another unknown field is renamed to it)"
+        )
     return found.hint
 
 
