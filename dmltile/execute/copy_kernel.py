@@ -92,6 +92,11 @@ def shared_cut(shape, dst_strides, src_strides, width: int, stream: bool, pieces
     return out[0], out[1]
 
 
+def piece_bounds(size: int, count: int) -> list[int]:
+    """The bounds of up to ``count`` near-equal pieces of ``size`` indices (none empty)."""
+    return sorted({size * k // count for k in range(count + 1)})
+
+
 def shuffles() -> bool:
     """Whether the loaded kernel writes short runs as byte shuffles (built with them, on a CPU that has
     SSSE3): asked of its loop plan for rows of one int32 repeated 3 times, which it shuffles when it can."""
@@ -213,7 +218,7 @@ class KernelCall:
         whole = n > 0 and count > 1 and self.count == shape[0]
         lead = shared_cut(shape, d_str, s_str, self.width, bool(self.stream), count)[0] if whole else 0
         size = shape[lead] if lead else self.count
-        bounds = sorted({size * k // count for k in range(count + 1)})
+        bounds = piece_bounds(size, count)
         if not lead:
             return [self.piece(a, b) for a, b in itertools.pairwise(bounds)]
         parts = []

@@ -31,7 +31,7 @@ from .buffers import (
     scatter_row_major,
     strided,
 )
-from .copy_kernel import SHARE_PIECES, KernelCall, address, share_pieces
+from .copy_kernel import SHARE_PIECES, KernelCall, address, piece_bounds, share_pieces
 from .copy_plan import FAST_MAX_BYTES, make_plan
 from .copy_steps import REP_MOVSB_MIN, Plan, Step, element_type, memmove_chunks, misaligned, view
 from .costs import CopyCosts, machine_costs
@@ -234,7 +234,7 @@ def _pieces(views: tuple, count: int) -> list[tuple]:
     if type(index) is KernelCall:
         return [(d, s, piece) for piece in index.pieces(count)]
     n = index.size if index is not None else d.shape[0]
-    bounds = sorted({n * k // count for k in range(count + 1)})
+    bounds = piece_bounds(n, count)
     if index is not None:
         return [(d[a:b], s, index[a:b]) for a, b in itertools.pairwise(bounds)]
     return [(*_unlocking(d[a:b], s[a:b]), None) for a, b in itertools.pairwise(bounds)]
