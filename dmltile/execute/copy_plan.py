@@ -31,7 +31,14 @@ from .copy_axes import (
 )
 from .copy_steps import REP_MOVSB_MIN, Emitter, Plan
 from .costs import CopyCosts, machine_costs
-from .pricing import cheaper, gather_cost, numpy_cost, program_cost, step_cost
+from .pricing import (
+    TWO_THREAD_MARGIN,
+    cheaper,
+    gather_cost,
+    numpy_cost,
+    program_cost,
+    step_cost,
+)
 
 TEMP_LIMIT = 64 << 20  # largest temporary the planner allocates
 MAX_BANDS = 4096  # a banded copy is at most this many np.copyto calls
@@ -45,6 +52,14 @@ FAST_MAX_BYTES = 64 << 10  # up to here a one-step plan on arrays runs as two re
 # kernel call ran 12% slower (2.07 against 1.85 us), a 384-byte fan-out priced 12% under them ran
 # 8% slower (0.86 against 0.80 us).
 RESHAPE_MARGIN = 0.8
+# Up to this many output bytes a plan's price is mostly fixed costs (calls, odometer steps, the second
+# thread's handoff), each calibrated in a tight loop, and the best plan on two threads is taken only
+# under TWO_THREAD_MARGIN of the best on one, as a single copy's two ways are compared (on_two). Each
+# recipe is priced with its own copies' threads: a direct copy of 46 KiB priced 1.66 us on two threads
+# beat a temporary's copies priced 1.71 on one, then took 3.3-4.6 us a call against 2.5-2.7. On an
+# EPYC VM the plans this margin moved to one thread, 45-169 KiB, took 0.74-0.94x as long; of 733 KiB
+# and 3.6 MiB, where two threads' bytes decide, it would have made them 1.15-1.5x slower.
+SMALL_PLAN_BYTES = 256 << 10
 
 
 def make_plan(
@@ -69,7 +84,9 @@ def make_plan(
     if prefer - KINDS:
         raise ValueError(f"unknown plan kinds {sorted(prefer - KINDS)}; known: {sorted(KINDS)}")
     whole = simplify(tile_axes(sizes, repeats, src_strides, dst_strides))
-    axes, rest, cost, recipe = _chunks_or_whole(whole, elem, out_bytes_limit, costs, threads, prefer)
+    (axes, rest, cost, recipe), threads = _threads_and_recipe(
+        whole, elem, out_bytes_limit, costs, threads, prefer
+    )
     # Any plan but one copy on one thread runs through the plan runner (its views, or one call of the
     # copy kernel through ctypes), a one-step plan on arrays as two reshapes and one np.copyto: on small
     # outputs that difference decides, and the recursion above cannot see it (it prices steps, not
@@ -106,6 +123,24 @@ def make_plan(
         if program_cost(step_axes, step.width, costs) + costs.runner_work_ns < numpy * RESHAPE_MARGIN:
             plan = replace(plan, program=True)
     return plan
+
+
+def _threads_and_recipe(
+    whole: tuple[Axis, ...],
+    elem: int,
+    out_bytes_limit: int,
+    costs: CopyCosts,
+    threads: int,
+    prefer: frozenset,
+) -> tuple[tuple[tuple[Axis, ...], tuple | None, float, Recipe], int]:
+    """(_chunks_or_whole's answer, the threads the plan may use): a small plan (SMALL_PLAN_BYTES) on
+    two threads only under TWO_THREAD_MARGIN of the best plan on one."""
+    chosen = _chunks_or_whole(whole, elem, out_bytes_limit, costs, threads, prefer)
+    if threads > 1 and not prefer and math.prod(a[0] for a in whole) * elem <= SMALL_PLAN_BYTES:
+        alone = _chunks_or_whole(whole, elem, out_bytes_limit, costs, 1, prefer)
+        if chosen[2] >= TWO_THREAD_MARGIN * alone[2]:
+            return alone, 1
+    return chosen, threads
 
 
 def _chunks_or_whole(

@@ -550,6 +550,28 @@ def test_two_threads_are_taken_only_when_priced_well_under_one():
         assert (fan_step.phase in made.split) == split
 
 
+def test_a_small_plan_goes_to_two_threads_only_under_the_margin_of_the_best_plan_on_one(monkeypatch):
+    # Rows of 5 int64 each written twice, 118 of them repeated 5 and 2 times (92 KiB), priced with an
+    # EPYC VM's figures: one direct copy on two threads comes out a little under the best plan on one
+    # thread (a fan-out), not under TWO_THREAD_MARGIN of it; as small as this, the one-thread plan is
+    # taken. Above SMALL_PLAN_BYTES the recipes' own prices decide, as before.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    sizes, repeats = [1, 1, 118, 1, 1, 1, 5], [1, 5, 2, 1, 1, 2, 1]
+    desc = dmltile.tile_desc(sizes, repeats, dtype="INT64")
+    strides = [s * 8 for s in desc.input.effective_strides], [s * 8 for s in desc.output.effective_strides]
+    whole = copy_axes.simplify(copy_axes.tile_axes(sizes, repeats, *strides))
+    one, two = (plan._chunks_or_whole(whole, 8, plan.TEMP_LIMIT, EPYC, t, frozenset())[2] for t in (1, 2))
+    assert pricing.TWO_THREAD_MARGIN * one <= two < one
+    assert 94400 <= plan.SMALL_PLAN_BYTES
+    x = np.arange(118 * 5, dtype=np.int64).reshape(sizes)
+    for bound, threads in ((plan.SMALL_PLAN_BYTES, []), (94400 - 1, [0])):
+        monkeypatch.setattr(plan, "SMALL_PLAN_BYTES", bound)
+        op = numpy_backend.NumpyTile(desc, costs=EPYC)
+        assert op.plan_info()["threads"] == threads
+        assert np.array_equal(op(x), np.tile(x, repeats))
+
+
 def test_plan_info_describes_the_plan_that_runs_buffers_when_asked():
     # A padded 2x3 input: arrays run as two reshapes and one copy, buffers through their own plan
     # (gathering the padded rows), which plan_info(buffers=True) describes.
