@@ -54,11 +54,12 @@ FAST_MAX_BYTES = 64 << 10  # up to here a one-step plan on arrays runs as two re
 RESHAPE_MARGIN = 0.8
 # Up to this many output bytes a plan's price is mostly fixed costs (calls, odometer steps, the second
 # thread's handoff), each calibrated in a tight loop, and the best plan on two threads is taken only
-# under TWO_THREAD_MARGIN of the best on one, as a single copy's two ways are compared (on_two). Each
-# recipe is priced with its own copies' threads: a direct copy of 46 KiB priced 1.66 us on two threads
-# beat a temporary's copies priced 1.71 on one, then took 3.3-4.6 us a call against 2.5-2.7. On an
-# EPYC VM the plans this margin moved to one thread, 45-169 KiB, took 0.74-0.94x as long; of 733 KiB
-# and 3.6 MiB, where two threads' bytes decide, it would have made them 1.15-1.5x slower.
+# under TWO_THREAD_MARGIN of the best on one, the margin of a single copy's two ways (on_two, less its
+# one more handoff: the plan's price has its own). Recipes are priced each with its own copies'
+# threads, and without it a direct copy of 46 KiB priced 1.66 us on two threads beat a temporary's
+# copies priced 1.71 on one, then took 3.3-4.6 us a call against 2.5-2.7. On an EPYC VM the plans
+# this margin moved to one thread, 45-169 KiB, took 0.74-0.94x as long; of 733 KiB and 3.6 MiB, where
+# two threads' bytes decide, it would have made them 1.15-1.5x slower.
 SMALL_PLAN_BYTES = 256 << 10
 
 
