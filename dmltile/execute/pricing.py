@@ -143,6 +143,7 @@ def numpy_cost(
 
 # How far the copy kernel goes to loop over a larger outer axis (see kernel_loops).
 SWAP_MAX = 4
+SWAP_WIDE = 8
 SWAP_RUN = 16
 SWAP_STEP = 1 << 20
 SWAP_SPAN = 256 << 10
@@ -178,7 +179,7 @@ def kernel_loops(
         outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
     loop = outer - 1
     step = math.prod(shape) * elem if whole is None else whole
-    _swap_short_loop(shape, dst, src, loop, run <= SWAP_RUN or step <= SWAP_STEP)
+    _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= SWAP_STEP)
     runs = math.prod(shape[:outer])
     joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
     count = shape[loop] if loop >= 0 and dst[loop] == run else 0
@@ -186,10 +187,16 @@ def kernel_loops(
     return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined, vectors
 
 
-def _swap_short_loop(shape: list[int], dst: list[int], src: list[int], loop: int, allowed: bool) -> None:
-    """The kernel's swap of a short tight loop (axis ``loop``), where ``allowed``, with the largest
-    outer axis whose destination spans at most SWAP_SPAN, made in place on the three lists."""
-    if allowed and loop >= 1 and shape[loop] <= SWAP_MAX:
+def _swap_short_loop(
+    shape: list[int], dst: list[int], src: list[int], loop: int, run: int, allowed: bool
+) -> None:
+    """The kernel's swap of a short tight loop (axis ``loop``, of SWAP_MAX runs of ``run`` bytes at
+    most, or SWAP_WIDE of runs it moves inline that it would not gather 16 bytes at a time), where
+    ``allowed``, with the largest outer axis whose destination spans at most SWAP_SPAN, made in place
+    on the three lists."""
+    gathered = loop >= 0 and dst[loop] == run and run in (4, 8)
+    most = SWAP_WIDE if run <= FEW_RUNS[1] and not gathered else SWAP_MAX
+    if allowed and loop >= 1 and shape[loop] <= most:
         k = max(range(loop), key=lambda i: shape[i])
         if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
             for values in (shape, dst, src):
@@ -223,9 +230,10 @@ def shuffle_vectors(count: int, s_step: int, run: int, fill: bool, unit: int) ->
     return vectors
 
 
-# Runs of this many bytes in a tight loop of at most SWAP_MAX of them are copied by the kernel's
-# odometer itself (its FEW_MIN, FEW_MAX), unless they go through its streaming buffer.
+# Runs of this many bytes in a tight loop of at most FEW_COUNT of them are copied by the kernel's
+# odometer itself (its FEW_MIN, FEW_MAX, FEW_COUNT), unless they go through its streaming buffer.
 FEW_RUNS = (8, 64)
+FEW_COUNT = 4
 
 
 def kernel_work_ns(
@@ -241,7 +249,7 @@ def kernel_work_ns(
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs
-    few = not (buffered or fill) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= SWAP_MAX * steps
+    few = not (buffered or fill) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= FEW_COUNT * steps
     step_ns = costs.kernel_loop_ns if few else costs.kernel_step_ns
     if fill:
         per_run = costs.kernel_fill_ns

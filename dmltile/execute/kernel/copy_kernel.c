@@ -435,6 +435,7 @@ static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t 
 /* A run of FEW_MIN to FEW_MAX bytes as two moves that overlap in the middle (see runs). */
 #define FEW_MIN 8
 #define FEW_MAX 64
+#define FEW_COUNT 4 /* at most this many of them in the tight loop */
 static inline void short_run(char *d, const char *s, int64_t n) {
     if (n < 16) {
         memcpy(d, s, 8), memcpy(d + n - 8, s + n - 8, 8);
@@ -470,9 +471,14 @@ static void gather(char *d, const char *src, int64_t count, int64_t d_step, int6
  * Passes over lines not yet in cache fetch them in strides, slowly: swapped, runs of 72 bytes into a
  * 64 MiB output took 2x as long as unswapped, of 256 bytes 2.5x, of 24 bytes as long, of 10 bytes
  * 0.4x; into 1 MiB each was 1.3-4x faster swapped. (A step's lines are taken to be in cache when it
- * is small: plans write large outputs in large steps.)
+ * is small: plans write large outputs in large steps.) A loop of up to SWAP_MAX runs is swapped, of
+ * up to SWAP_WIDE when its runs are moved inline (FEW_MAX bytes at most) and not gathered 16 bytes at
+ * a time (joined int32 or int64, see runs): 1356 runs of 32 bytes in 226 steps of 6 took 2.0 us, as
+ * one loop 0.8; 1784 int64 gathered in 223 steps of 8 took 2.4 us, swapped 4.1; 3060 runs of 70
+ * bytes (memcpy's) swapped out of steps of 5 were priced under a gather and took 1.1x as long.
  * pricing.py's kernel_loops mirrors this; the tests hold the two equal through dmltile_loops. */
 #define SWAP_MAX 4
+#define SWAP_WIDE 8
 #define SWAP_RUN 16
 #define SWAP_STEP (1 << 20)
 #define SWAP_SPAN (256 << 10)
@@ -496,7 +502,9 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
         l.unit = l.run, l.run *= shape[o - 1], l.outer = --o, l.fill = 1;
     }
     l.loop = o - 1; /* the tight loop's axis, -1 for a single run */
-    if (l.loop >= 1 && shape[l.loop] <= SWAP_MAX && (l.run <= SWAP_RUN || whole <= SWAP_STEP)) {
+    int gathered = l.loop >= 0 && d_str[l.loop] == l.run && (l.run == 4 || l.run == 8);
+    int most = l.run <= FEW_MAX && !gathered ? SWAP_WIDE : SWAP_MAX;
+    if (l.loop >= 1 && shape[l.loop] <= most && (l.run <= SWAP_RUN || whole <= SWAP_STEP)) {
         int k = 0;
         for (int i = 1; i < l.loop; i++)
             if (shape[i] > shape[k]) k = i;
@@ -690,8 +698,8 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
 #endif
     /* A tight loop of a few short runs under many odometer steps (rows of 56 bytes written twice, half
      * a million times) paid runs()' call and dispatch per step, more than its moves (53 MiB: 3.9 ms,
-     * 2.9 copied here). pricing.py's FEW_RUNS holds the same bounds. */
-    int few = !bounced && !l.fill && !shuffle.vectors && count <= SWAP_MAX && l.run >= FEW_MIN &&
+     * 2.9 copied here). pricing.py's FEW_RUNS and FEW_COUNT hold the same bounds. */
+    int few = !bounced && !l.fill && !shuffle.vectors && count <= FEW_COUNT && l.run >= FEW_MIN &&
               l.run <= FEW_MAX;
     for (;;) {
         if (few) {
