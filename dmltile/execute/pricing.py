@@ -177,14 +177,29 @@ def kernel_loops(
         and 16 % run == 0
     ):
         outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
-    loop = outer - 1
-    step = math.prod(shape) * elem if whole is None else whole
-    _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= SWAP_STEP)
+    loop, inner, s_inner = outer - 1, 1, 0
+    if _rows_shuffled(shape, dst, src, loop, run, fill, unit):
+        loop, inner, s_inner = loop - 1, shape[loop], src[loop]
+    else:
+        step = math.prod(shape) * elem if whole is None else whole
+        _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= SWAP_STEP)
     runs = math.prod(shape[:outer])
-    joined = loop < 0 or shape[loop] == 1 or dst[loop] == run
-    count = shape[loop] if loop >= 0 and dst[loop] == run else 0
-    vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit)
-    return run, runs, runs // (shape[loop] if loop >= 0 else 1), fill, joined, vectors
+    joined = loop < 0 or shape[loop] == 1 or dst[loop] == run * inner
+    count = shape[loop] if loop >= 0 and dst[loop] == run * inner else 0
+    vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit, inner, s_inner)
+    return run, runs, runs // (shape[loop] * inner if loop >= 0 else 1), fill, joined, vectors
+
+
+def _rows_shuffled(
+    shape: list[int], dst: list[int], src: list[int], loop: int, run: int, fill: bool, unit: int
+) -> bool:
+    """Whether the kernel shuffles the rows its tight loop (axis ``loop``: joined runs under 16 bytes, too
+    few to shuffle on their own) makes back to back, as items of the axis outside it."""
+    if loop < 1 or run >= 16 or dst[loop] != run or dst[loop - 1] != shape[loop] * run:
+        return False
+    if shuffle_vectors(shape[loop], src[loop], run, fill, unit) or not copy_kernel.shuffles():
+        return False
+    return shuffle_vectors(shape[loop - 1], src[loop - 1], run, fill, unit, shape[loop], src[loop]) > 0
 
 
 def _swap_short_loop(
@@ -203,25 +218,31 @@ def _swap_short_loop(
                 values[k], values[loop] = values[loop], values[k]
 
 
-SHUFFLE_PERIOD = 8  # the kernel's: at most this many output vectors before the pattern repeats
+SHUFFLE_PERIOD = 16  # the kernel's: at most this many output vectors before the pattern repeats
 
 
-def shuffle_vectors(count: int, s_step: int, run: int, fill: bool, unit: int) -> int:
-    """The output vectors of a period of the kernel's byte shuffles for ``count`` runs of ``run``
-    bytes ``s_step`` apart in the source, joined in the destination (a fill's element: ``unit``
-    bytes), as its plan_shuffle decides: runs under 16 bytes whose 16 output bytes each come from
-    under 32 source bytes, and enough of them; 0 when not shuffled."""
-    if run >= 16 or not 0 <= s_step < 32 or (not fill and s_step == run):
+def shuffle_vectors(
+    count: int, s_step: int, run: int, fill: bool, unit: int, inner: int = 1, s_inner: int = 0
+) -> int:
+    """The output vectors of a period of the kernel's byte shuffles for ``count`` items ``s_step``
+    apart in the source, joined in the destination, each ``inner`` runs of ``run`` bytes (``s_inner``
+    apart in the source; a fill's element: ``unit`` bytes), as its plan_shuffle decides: runs under 16
+    bytes whose 16 output bytes each come from under 32 source bytes, and enough of them; 0 when not
+    shuffled."""
+    apart, item = (s_inner if inner > 1 else s_step), inner * run
+    if run >= 16 or not 0 <= apart < 32 or s_step < 0:
         return 0
-    vectors = run // (run & -run)
-    if vectors > SHUFFLE_PERIOD or count * run < 64 * vectors:
+    if not fill and apart == run and (inner == 1 or s_step == item):  # one plain copy
+        return 0
+    vectors = item // min(16, item & -item)
+    if vectors > SHUFFLE_PERIOD or count * item < 64 * vectors:
         return 0
     r = t = 0
     mod = unit - 1 if fill else 31
     for _ in range(vectors):
         sources = []
         for _ in range(16):
-            sources.append(r * s_step + (t & mod))
+            sources.append(r // inner * s_step + r % inner * s_inner + (t & mod))
             t += 1
             if t == run:
                 t, r = 0, r + 1
