@@ -240,8 +240,9 @@ static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int st
  * for a fill of a unit-byte element), a pattern that repeats every lcm(16, run) output bytes: its
  * masks are worked out once per copy. The same goes for rows of a few such runs back to back (items
  * of inner runs: a row of 5 bytes written 3 times), the pattern repeating every lcm(16, row) bytes;
- * rows of an odd 15 bytes take 15 vectors to repeat. Built only by compilers that can target SSSE3 in one function
- * and ask the CPU whether it has it (GCC, Clang); elsewhere the runs are copied one by one. */
+ * rows of an odd 15 bytes take 15 vectors to repeat. Built only by compilers that can target SSSE3 in
+ * one function and ask the CPU whether it has it (GCC, Clang); elsewhere the runs are copied one by
+ * one. */
 #if DMLTILE_STREAM && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #include <tmmintrin.h>
 #define DMLTILE_SHUFFLE 1
@@ -310,14 +311,15 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
  * items it wrote. Each output vector of the period is written for a block of periods in a loop of its
  * own, its mask in a register: one loop over the vectors of each period ran at 1.2 ns a vector, these
  * at 0.4 (a block's destination, at most 8 KiB, stays in L1 between the passes). */
-#define SHUFFLE_BLOCK (8192 / 16)
+#define SHUFFLE_BLOCK 8192 /* output bytes of a block of periods, at most */
 __attribute__((target("ssse3"))) static int64_t shuffle_runs(char *d, const char *s, int64_t count, int64_t s_step,
                                                              int64_t read, const shuffle_t *p) {
     /* last: where the last period whose loads stay within the runs' bytes may start */
     int64_t periods = count / p->per, last = (count - 1) * s_step + read - p->reach;
     if (last < 0) return 0;
     if (p->advance > 0 && last / p->advance + 1 < periods) periods = last / p->advance + 1;
-    int64_t advance = p->advance, span = 16 * p->vectors, block = SHUFFLE_BLOCK / (p->vectors > 8 ? p->vectors : 8);
+    int64_t advance = p->advance, span = 16 * p->vectors;
+    int64_t block = SHUFFLE_BLOCK / (16 * (p->vectors > 8 ? p->vectors : 8)); /* periods */
     for (int64_t k = 0; k < periods; k += block) {
         int64_t n = periods - k < block ? periods - k : block;
         for (int o = 0; o < p->vectors; o++) {
