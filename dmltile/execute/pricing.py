@@ -218,7 +218,8 @@ def _swap_short_loop(
                 values[k], values[loop] = values[loop], values[k]
 
 
-SHUFFLE_PERIOD = 16  # the kernel's: at most this many output vectors before the pattern repeats
+# The kernel's: at most this many output vectors before the pattern repeats, 8 for runs of 8 bytes or more.
+SHUFFLE_PERIOD = 16
 
 
 def shuffle_vectors(
@@ -235,7 +236,7 @@ def shuffle_vectors(
     if not fill and apart == run and (inner == 1 or s_step == item):  # one plain copy
         return 0
     vectors = item // min(16, item & -item)
-    if vectors > SHUFFLE_PERIOD or count * item < 64 * vectors:
+    if vectors > (SHUFFLE_PERIOD if run < 8 else SHUFFLE_PERIOD // 2) or count * item < 64 * vectors:
         return 0
     r = t = 0
     mod = unit - 1 if fill else 31

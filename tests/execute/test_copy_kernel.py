@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import dmltile
@@ -181,6 +181,52 @@ def test_joined_short_runs_equal_numpy_and_read_only_their_source(case, offset):
             np.ndarray(shape, dtype, src, 0, src_strides),
         )
         call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=False)
+        call(copy_kernel.address(raw) + offset, copy_kernel.address(src))
+    assert np.array_equal(raw, expect)
+
+
+@st.composite
+def rows_of_short_runs(draw):
+    """rows of 2-8 joined short runs each (as joined_short_runs' runs: copies, or fills of an element),
+    written one after another, each row's source s_row bytes on from the one before (mostly where the
+    row before ends)."""
+    rows, inner = draw(st.integers(1, 200)), draw(st.integers(2, 8))
+    if draw(st.booleans()):
+        width = draw(st.sampled_from([1, 2, 4, 8]))
+        times = draw(st.integers(1, 15 // width)) if width < 8 else 1
+        s_in = draw(st.integers(0, 40 // width)) * width
+        s_row = draw(
+            st.one_of(
+                st.just((inner - 1) * s_in + width), st.integers(0, 80 // width).map(lambda n: n * width)
+            )
+        )
+        run = times * width
+        return (rows, inner, times), (inner * run, run, width), (s_row, s_in, 0), width
+    run, s_in = draw(st.integers(1, 15)), draw(st.integers(0, 40))
+    s_row = draw(st.one_of(st.just((inner - 1) * s_in + run), st.integers(0, 200)))
+    return (rows, inner, run), (inner * run, run, 1), (s_row, s_in, 1), 1
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(case=rows_of_short_runs(), offset=st.integers(0, 15), stream=st.booleans())
+@example(case=((100, 4, 3), (12, 3, 1), (3, 0, 1), 1), offset=0, stream=False)  # shuffled as rows
+@example(case=((200, 2, 3), (12, 6, 2), (4, 2, 0), 2), offset=3, stream=True)  # fills, as rows
+def test_rows_of_short_runs_equal_numpy_and_read_only_their_source(case, offset, stream):
+    # Rows of a few short runs back to back are shuffled as items of the loop outside them where the
+    # loop is too short to shuffle on its own: every byte equals NumPy's copy, streamed or not, none
+    # outside the output is written, and no load reaches past the last byte the rows read.
+    shape, dst_strides, src_strides, width = case
+    read = sum((n - 1) * s for n, s in zip(shape, src_strides, strict=True)) + width
+    raw = np.zeros(offset + shape[0] * dst_strides[0] + 32, np.uint8)
+    with bytes_before_a_guard_page(read) as src:
+        src[:] = np.random.default_rng(read).integers(1, 256, read, dtype=np.uint8)
+        dtype, expect = np.dtype(f"u{width}"), raw.copy()
+        np.copyto(
+            np.ndarray(shape, dtype, expect, offset, dst_strides),
+            np.ndarray(shape, dtype, src, 0, src_strides),
+        )
+        call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=stream)
         call(copy_kernel.address(raw) + offset, copy_kernel.address(src))
     assert np.array_equal(raw, expect)
 
