@@ -170,9 +170,15 @@ def test_joined_short_runs_equal_numpy_and_read_only_their_source(case, offset):
     # Such runs are written 16 bytes at a time as shuffles of one or two 16-byte loads: every byte
     # equals NumPy's copy, none outside the output is written, and no load reaches past the last byte
     # the runs read (the source ends at an unreadable page).
-    count, shape, dst_strides, src_strides, width = case
-    read = (count - 1) * src_strides[0] + (shape[1] - 1) * src_strides[1] + width
-    raw = np.zeros(offset + count * dst_strides[0] + 32, np.uint8)
+    _, shape, dst_strides, src_strides, width = case
+    assert_kernel_copy_reads_only_its_source(shape, dst_strides, src_strides, width, offset, stream=False)
+
+
+def assert_kernel_copy_reads_only_its_source(shape, dst_strides, src_strides, width, offset, stream):
+    """The kernel's copy of a source that ends at an unreadable page, into a zeroed buffer at ``offset``,
+    equals NumPy's byte for byte, and nothing around the output is written."""
+    read = sum((n - 1) * s for n, s in zip(shape, src_strides, strict=True)) + width
+    raw = np.zeros(offset + shape[0] * dst_strides[0] + 32, np.uint8)
     with bytes_before_a_guard_page(read) as src:
         src[:] = np.random.default_rng(read).integers(1, 256, read, dtype=np.uint8)
         dtype, expect = np.dtype(f"u{width}"), raw.copy()
@@ -180,7 +186,7 @@ def test_joined_short_runs_equal_numpy_and_read_only_their_source(case, offset):
             np.ndarray(shape, dtype, expect, offset, dst_strides),
             np.ndarray(shape, dtype, src, 0, src_strides),
         )
-        call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=False)
+        call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=stream)
         call(copy_kernel.address(raw) + offset, copy_kernel.address(src))
     assert np.array_equal(raw, expect)
 
@@ -216,19 +222,7 @@ def test_rows_of_short_runs_equal_numpy_and_read_only_their_source(case, offset,
     # Rows of a few short runs back to back are shuffled as items of the loop outside them where the
     # loop is too short to shuffle on its own: every byte equals NumPy's copy, streamed or not, none
     # outside the output is written, and no load reaches past the last byte the rows read.
-    shape, dst_strides, src_strides, width = case
-    read = sum((n - 1) * s for n, s in zip(shape, src_strides, strict=True)) + width
-    raw = np.zeros(offset + shape[0] * dst_strides[0] + 32, np.uint8)
-    with bytes_before_a_guard_page(read) as src:
-        src[:] = np.random.default_rng(read).integers(1, 256, read, dtype=np.uint8)
-        dtype, expect = np.dtype(f"u{width}"), raw.copy()
-        np.copyto(
-            np.ndarray(shape, dtype, expect, offset, dst_strides),
-            np.ndarray(shape, dtype, src, 0, src_strides),
-        )
-        call = copy_kernel.KernelCall(shape, dst_strides, src_strides, width, stream=stream)
-        call(copy_kernel.address(raw) + offset, copy_kernel.address(src))
-    assert np.array_equal(raw, expect)
+    assert_kernel_copy_reads_only_its_source(*case, offset, stream)
 
 
 @st.composite
