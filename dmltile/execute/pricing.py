@@ -158,10 +158,12 @@ def kernel_loops(
     and plan_shuffle decide them (the tests hold the two equal): the innermost axis is one run when
     it is contiguous in the destination and contiguous (a copy) or broadcast (a fill) in the source;
     a short run repeated back to back is a fill of the whole row; the axis outside the runs is a
-    tight loop, and when that loop is short, the largest outer axis whose destination spans at most
-    SWAP_SPAN takes its place if the runs are SWAP_RUN bytes at most or the whole step (``whole``
-    bytes; by default the copy over ``axes``) writes SWAP_STEP bytes at most; every other axis is an
-    odometer step."""
+    tight loop, unless its runs are too few to shuffle and the rows they make are shuffled instead
+    (then the axis outside those rows is the tight loop, its items rows of runs: joined means each row
+    starts where the one before it ends); when that loop is short, the largest outer axis whose
+    destination spans at most SWAP_SPAN takes its place if the runs are SWAP_RUN bytes at most or the
+    whole step (``whole`` bytes; by default the copy over ``axes``) writes SWAP_STEP bytes at most;
+    every other axis is an odometer step."""
     shape = [a[0] for a in axes]
     dst = [a[1] for a in axes]
     src = [a[2] for a in axes]
