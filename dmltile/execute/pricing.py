@@ -179,29 +179,31 @@ def kernel_loops(
         and 16 % run == 0
     ):
         outer, unit, run, fill = outer - 1, run, run * shape[outer - 1], True
-    loop, inner, s_inner = outer - 1, 1, 0
-    if _rows_shuffled(shape, dst, src, loop, run, fill, unit):
-        loop, inner, s_inner = loop - 1, shape[loop], src[loop]
+    loop, inner = outer - 1, 1
+    vectors = _rows_vectors(shape, dst, src, loop, run, fill, unit)
+    if vectors:  # the rows are the tight loop's items
+        loop, inner = loop - 1, shape[loop]
     else:
         step = math.prod(shape) * elem if whole is None else whole
         _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= SWAP_STEP)
+        count = shape[loop] if loop >= 0 and dst[loop] == run else 0
+        vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit)
     runs = math.prod(shape[:outer])
     joined = loop < 0 or shape[loop] == 1 or dst[loop] == run * inner
-    count = shape[loop] if loop >= 0 and dst[loop] == run * inner else 0
-    vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit, inner, s_inner)
     return run, runs, runs // (shape[loop] * inner if loop >= 0 else 1), fill, joined, vectors
 
 
-def _rows_shuffled(
+def _rows_vectors(
     shape: list[int], dst: list[int], src: list[int], loop: int, run: int, fill: bool, unit: int
-) -> bool:
-    """Whether the kernel shuffles the rows its tight loop (axis ``loop``: joined runs under 16 bytes, too
-    few to shuffle on their own) makes back to back, as items of the axis outside it."""
+) -> int:
+    """The output vectors of a period of the shuffles the kernel writes the rows with that its tight
+    loop (axis ``loop``: joined runs under 16 bytes, too few to shuffle on their own) makes back to
+    back, as items of the axis outside it; 0 when it does not."""
     if loop < 1 or run >= 16 or dst[loop] != run or dst[loop - 1] != shape[loop] * run:
-        return False
+        return 0
     if shuffle_vectors(shape[loop], src[loop], run, fill, unit) or not copy_kernel.shuffles():
-        return False
-    return shuffle_vectors(shape[loop - 1], src[loop - 1], run, fill, unit, shape[loop], src[loop]) > 0
+        return 0
+    return shuffle_vectors(shape[loop - 1], src[loop - 1], run, fill, unit, shape[loop], src[loop])
 
 
 def _swap_short_loop(

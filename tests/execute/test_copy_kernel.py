@@ -660,24 +660,30 @@ def test_pricing_knows_which_short_runs_the_kernel_shuffles(axes, width, vectors
 )
 def test_rows_of_a_few_short_runs_are_shuffled_as_items_of_the_loop_outside_them(axes, width, loops):
     # A tight loop of a few short runs that make rows back to back: too few runs to shuffle per loop,
-    # so each run cost a move or two (16000 runs of 3 bytes: 10.3 us) or an odometer step per row; the
-    # rows are shuffled as items instead, 16 output bytes at a time (2.4-3.4 us).
+    # so each run cost a move or two (16000 runs of 3 bytes: 5.8-10.3 us a Tile) or an odometer step
+    # per row; the rows are shuffled as items instead, 16 output bytes at a time (2.1-3.4 us).
     if not copy_kernel.shuffles():
         pytest.skip("the kernel was built without byte shuffles, or the CPU has no SSSE3")
     shape, dst, src = ([a[i] for a in axes] for i in range(3))
     assert pricing.kernel_loops(axes, width) == loops
     assert copy_kernel.loops(shape, dst, src, width) == loops
-    rng = np.random.default_rng(len(shape))
+    for stream in (False, True):
+        assert_kernel_copy_equals_numpy(axes, width, stream)
+
+
+def assert_kernel_copy_equals_numpy(axes, width, stream):
+    """The kernel's copy over ``axes`` (sizes, destination and source byte strides) of ``width``-byte
+    elements writes what NumPy's copy of the same strided views writes, and nothing past it."""
+    shape, dst, src = ([a[i] for a in axes] for i in range(3))
+    rng = np.random.default_rng(len(shape) * width)
     source = rng.integers(0, 256, sum((n - 1) * s for n, _, s in axes) + width, dtype=np.uint8)
     expected = np.zeros(sum((n - 1) * d for n, d, _ in axes) + width + 64, np.uint8)
     view = np.lib.stride_tricks.as_strided
     np.copyto(view(expected, (*shape, width), (*dst, 1)), view(source, (*shape, width), (*src, 1)))
-    for stream in (False, True):
-        out = np.zeros_like(expected)
-        copy_kernel.KernelCall((*shape, width), (*dst, 1), (*src, 1), 1, stream)(
-            copy_kernel.address(out), copy_kernel.address(source)
-        )
-        assert np.array_equal(out, expected)  # and nothing past the copy
+    out = np.zeros_like(expected)
+    call = copy_kernel.KernelCall((*shape, width), (*dst, 1), (*src, 1), 1, stream)
+    call(copy_kernel.address(out), copy_kernel.address(source))
+    assert np.array_equal(out, expected)
 
 
 @needs_kernel
@@ -709,16 +715,7 @@ def test_a_tight_loop_of_up_to_eight_runs_moved_inline_is_swapped_for_a_longer_o
     if copy_kernel.available():
         shape, dst, src = ([a[i] for a in axes] for i in range(3))
         assert copy_kernel.loops(shape, dst, src, width) == pricing.kernel_loops(axes, width)
-        # and the bytes land where the strides say, swapped or not
-        rng = np.random.default_rng(width)
-        source = rng.integers(0, 256, sum((n - 1) * s for n, _, s in axes) + width, dtype=np.uint8)
-        out = np.zeros(sum((n - 1) * d for n, d, _ in axes) + width, np.uint8)
-        call = copy_kernel.KernelCall((*shape, width), (*dst, 1), (*src, 1), 1, False)
-        call(copy_kernel.address(out), copy_kernel.address(source))
-        expected = np.zeros_like(out)
-        view = np.lib.stride_tricks.as_strided
-        np.copyto(view(expected, (*shape, width), (*dst, 1)), view(source, (*shape, width), (*src, 1)))
-        assert np.array_equal(out, expected)
+        assert_kernel_copy_equals_numpy(axes, width, False)  # the bytes land where the strides say
 
 
 @pytest.mark.parametrize("run", [10, 16, 24, 72, 300, 1274])
