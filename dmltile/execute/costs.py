@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 38
+FORMAT = 39
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class CopyCosts:
     kernel_fill_ns: float = 1.0  # per short fill (a row of one int32 repeated 3 times) of such a plan
     kernel_shuffle_ns: float = 0.4  # per 16 output bytes of short runs it writes as byte shuffles
     kernel_move_ns: float = 0.3  # per run of 1, 2, 4, 8 or 16 bytes (one move each) of such a plan
-    kernel_copy_ns: float = 2.0  # per run it hands to memcpy (longer than 64 bytes, 128 and 256 apart)
+    kernel_copy_ns: float = 2.0  # per run longer than 64 bytes (but 128 and 256): AVX moves, or memcpy
     kernel_byte_ns: float = 0.047  # per byte written with streaming stores, one thread
     kernel_byte2_ns: float = 0.028  # the same with both threads (time per byte of the whole copy)
     kernel_bounce_ns: float = 0.03  # extra per byte of short joined runs streamed through its buffer
@@ -686,7 +686,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     # where it can (pricing.kernel_loops says where), 16 output bytes from one or two loads.
     t_shuffles = program((n, 3), (12, 4), (4, 0), 4, 20)
     t_moves = program((n,), (8,), (4,), 4, 20)  # runs of one int32: a single move each
-    # Runs of 72 bytes, a call of memcpy each: as many as the source holds (a block of L2's half).
+    # Runs of 72 bytes, as many as the source holds (a block of L2's half): 32-byte moves on a CPU with
+    # AVX (runs up to 511 bytes are), else a call of memcpy each.
     m = min(n, src.size // 72)
     t_calls = program((m,), (144,), (72,), 72, 20)
     nbytes = rows * block

@@ -283,7 +283,7 @@ def kernel_work_ns(
         per_run = costs.kernel_move_ns
     elif run < 64 or run in (64, 128, 256):  # two overlapping moves, or a fixed-size copy
         per_run = costs.kernel_loop_ns
-    else:  # a call of memcpy
+    else:  # 32-byte moves (AVX) or a call of memcpy: priced alike, as calibrated on runs of 72 bytes
         per_run = costs.kernel_copy_ns
     return steps * step_ns + runs * per_run, run * runs
 

@@ -226,6 +226,28 @@ def test_rows_of_short_runs_equal_numpy_and_read_only_their_source(case, offset,
 
 
 @st.composite
+def medium_runs(draw):
+    """count runs of 65-600 bytes (moved 32 bytes at a time up to 511 where the CPU has AVX, by memcpy
+    past it), the destination's back to back or with a gap, the source's s_step apart (0: one run
+    broadcast; less than the run: overlapping)."""
+    count, run = draw(st.integers(1, 40)), draw(st.integers(65, 600))
+    d_step = run + draw(st.sampled_from([0, 0, 1, 31, 64]))
+    s_step = draw(st.one_of(st.just(run), st.integers(0, 2 * run)))
+    return (count, run), (d_step, 1), (s_step, 1), 1
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(case=medium_runs(), offset=st.integers(0, 63))
+@example(case=((3, 72), (72, 1), (80, 1), 1), offset=5)  # a tail that overlaps the move before it
+@example(case=((2, 511), (511, 1), (511, 1), 1), offset=0)  # the longest run moved 32 bytes at a time
+def test_medium_runs_equal_numpy_and_read_only_their_source(case, offset):
+    # Runs longer than 64 bytes are moved 32 bytes at a time, the last move ending where the run ends:
+    # every byte equals NumPy's copy, none outside the output is written, no load passes the source.
+    assert_kernel_copy_reads_only_its_source(*case, offset, False)
+
+
+@st.composite
 def short_run_copies(draw):
     """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost,
     or of up to 4200: the buffer holds 4 KiB, and runs past 2048 bytes go in by a loop of their own), the
