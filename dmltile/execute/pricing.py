@@ -242,7 +242,7 @@ def shuffle_vectors(
     vectors = item // min(16, item & -item)
     if vectors > (SHUFFLE_PERIOD if run < 8 else SHUFFLE_PERIOD // 2) or count * item < 64 * vectors:
         return 0
-    r = t = 0
+    r = t = reach = 0
     mod = unit - 1 if fill else 31
     for _ in range(vectors):
         sources = []
@@ -251,9 +251,17 @@ def shuffle_vectors(
             t += 1
             if t == run:
                 t, r = 0, r + 1
-        if max(sources) - min(sources) >= 32:
+        lo, hi = min(sources), max(sources)
+        if hi - lo >= 32:
             return 0
-    return vectors
+        reach = max(reach, lo + (32 if hi - lo >= 16 else 16))
+    # As many periods (64 output bytes a vector) must keep their loads within the items' source bytes.
+    read = (inner - 1) * s_inner + (unit if fill else run)
+    last, per = (count - 1) * s_step + read - reach, r // inner
+    periods = count // per if last >= 0 else 0
+    if s_step > 0:
+        periods = min(periods, last // (per * s_step) + 1)
+    return vectors if periods >= 4 else 0
 
 
 # Runs of this many bytes in a tight loop of at most FEW_COUNT of them are copied by the kernel's

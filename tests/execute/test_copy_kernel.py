@@ -678,6 +678,9 @@ def test_pricing_knows_which_short_runs_the_kernel_shuffles(axes, width, vectors
         (((2, 12, 3), (4, 3, 0), (3, 1, 1)), 1, (3, 8, 2, False, True, 0)),
         # source rows 40 bytes apart: a vector across two rows would need more loads than two
         (((100, 15, 40), (5, 3, 0), (3, 1, 1)), 1, (3, 500, 5, False, False, 0)),
+        # one float32 twice, 4 of them a row, the row broadcast 6 times: a period's loads would reach 8
+        # bytes past the row's 16, so no period can be shuffled; the loop of 4 is swapped for the 226
+        (((226, 192, 16), (6, 32, 0), (4, 8, 4), (2, 4, 0)), 4, (8, 5424, 24, True, False, 0)),
     ],
 )
 def test_rows_of_a_few_short_runs_are_shuffled_as_items_of_the_loop_outside_them(axes, width, loops):
