@@ -106,7 +106,7 @@ def shuffles() -> bool:
 
 @lru_cache(maxsize=2)
 def _shuffles(lib) -> bool:
-    dims = (ctypes.c_int64 * 6)(64, 3, 12, 4, 4, 0)
+    dims = (ctypes.c_int64 * 6)(256, 3, 12, 4, 4, 0)
     out = (ctypes.c_int64 * 6)()
     return lib.dmltile_loops(2, dims, 4, out) == 0 and out[5] > 0
 

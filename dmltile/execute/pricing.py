@@ -222,8 +222,10 @@ def _swap_short_loop(
                 values[k], values[loop] = values[loop], values[k]
 
 
-# The kernel's: at most this many output vectors before the pattern repeats, 8 for runs of 8 bytes or more.
-SHUFFLE_PERIOD = 16
+# The kernel's: at most this many output vectors before the pattern repeats, 8 for runs of 8 bytes or
+# more, and at least this many periods in a copy.
+SHUFFLE_PERIOD = 32
+SHUFFLE_MIN_PERIODS = 16
 
 
 def shuffle_vectors(
@@ -240,7 +242,8 @@ def shuffle_vectors(
     if not fill and apart == run and (inner == 1 or s_step == item):  # one plain copy
         return 0
     vectors = item // min(16, item & -item)
-    if vectors > (SHUFFLE_PERIOD if run < 8 else SHUFFLE_PERIOD // 2) or count * item < 64 * vectors:
+    too_few = count * item < SHUFFLE_MIN_PERIODS * 16 * vectors
+    if vectors > (SHUFFLE_PERIOD if run < 8 else SHUFFLE_PERIOD // 4) or too_few:
         return 0
     r = t = reach = 0
     mod = unit - 1 if fill else 31
@@ -255,13 +258,13 @@ def shuffle_vectors(
         if hi - lo >= 32:
             return 0
         reach = max(reach, lo + (32 if hi - lo >= 16 else 16))
-    # As many periods (64 output bytes a vector) must keep their loads within the items' source bytes.
+    # As many periods must keep their loads within the items' source bytes.
     read = (inner - 1) * s_inner + (unit if fill else run)
     last, per = (count - 1) * s_step + read - reach, r // inner
     periods = count // per if last >= 0 else 0
     if s_step > 0:
         periods = min(periods, last // (per * s_step) + 1)
-    return vectors if periods >= 4 else 0
+    return vectors if periods >= SHUFFLE_MIN_PERIODS else 0
 
 
 # Runs of this many bytes in a tight loop of at most FEW_COUNT of them are copied by the kernel's

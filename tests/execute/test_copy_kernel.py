@@ -196,7 +196,7 @@ def rows_of_short_runs(draw):
     """rows of 2-8 joined short runs each (as joined_short_runs' runs: copies, or fills of an element),
     written one after another, each row's source s_row bytes on from the one before (mostly where the
     row before ends)."""
-    rows, inner = draw(st.integers(1, 200)), draw(st.integers(2, 8))
+    rows, inner = draw(st.integers(1, 600)), draw(st.integers(2, 8))
     if draw(st.booleans()):
         width = draw(st.sampled_from([1, 2, 4, 8]))
         times = draw(st.integers(1, 15 // width)) if width < 8 else 1
@@ -640,8 +640,8 @@ def loop_axes(draw):
 @pytest.mark.parametrize(
     ("axes", "width", "vectors"),
     [
-        (((64, 12, 4), (3, 4, 0)), 4, 3),  # rows of one int32 three times, back to back: 48-byte periods
-        (((100, 6, 2), (3, 2, 0)), 2, 3),  # one int16 three times
+        (((256, 12, 4), (3, 4, 0)), 4, 3),  # rows of one int32 three times, back to back: 48-byte periods
+        (((300, 6, 2), (3, 2, 0)), 2, 3),  # one int16 three times
         (((1000, 8, 4), (2, 4, 0)), 4, 1),  # one int32 twice: a 16-byte vector per two rows
         (((100, 12, 40), (3, 4, 0)), 4, 0),  # rows 40 bytes apart in the source: more loads than two
         (((4, 12, 4), (3, 4, 0)), 4, 0),  # too few runs to pay
@@ -672,6 +672,10 @@ def test_pricing_knows_which_short_runs_the_kernel_shuffles(axes, width, vectors
         (((4000, 12, 3), (4, 3, 0), (3, 1, 1)), 1, (3, 16000, 1, False, True, 3)),
         # 5 bytes 3 times: rows of 15 bytes, a period of 16 of them in 15 vectors
         (((2000, 15, 5), (3, 5, 0), (5, 1, 1)), 1, (5, 6000, 1, False, True, 15)),
+        # 3 bytes 7 times: rows of 21 bytes, 21 vectors a period
+        (((3000, 21, 3), (7, 3, 0), (3, 1, 1)), 1, (3, 21000, 1, False, True, 21)),
+        # the same in 100 rows: fewer than 16 periods, which would not pay for working out the masks
+        (((100, 21, 3), (7, 3, 0), (3, 1, 1)), 1, (3, 700, 7, False, False, 0)),
         # two int16 each written 3 times (fills of 6 bytes), the pair twice: rows of 12 bytes
         (((200, 12, 4), (2, 6, 2), (3, 2, 0)), 2, (6, 400, 1, True, True, 3)),
         # two rows: too few to pay, the loop of 4 runs stays

@@ -250,7 +250,11 @@ static void fill_run(char *d, const char *elem, int64_t width, int64_t n, int st
 #define DMLTILE_SHUFFLE 0
 #endif
 
-#define SHUFFLE_PERIOD 16 /* at most this many output vectors before the pattern repeats */
+#define SHUFFLE_PERIOD 32 /* at most this many output vectors before the pattern repeats */
+/* and at least this many periods in a copy: its masks are worked out per copy, at a cost that grows with
+ * the period (rows of 5 bytes written 3 times, 15 vectors a period: 960 bytes of them took 1.64 us
+ * shuffled against 1.36 moved; about even at 16 periods, as for rows of 21 bytes and of 12) */
+#define SHUFFLE_MIN_PERIODS 16
 typedef struct {
     int vectors;            /* output vectors per period; 0 when the runs are not shuffled */
     int64_t per, advance;   /* runs, and source bytes, per period */
@@ -287,9 +291,10 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
     /* Periods of more than 8 vectors pay only for runs under 8 bytes: runs of an odd 9-15 bytes one
      * after another were slower shuffled than moved, two moves a run (1.8 MB of 9-byte runs: 71
      * against 61 us; 45 KB of rows of two 15-byte runs: 4.1 against 3.5), rows of 5-byte runs written
-     * 3 times (15 vectors a period) twice as fast shuffled (300 KB: 11.6 against 20.1 us). */
-    if (vectors > (run < 8 ? SHUFFLE_PERIOD : SHUFFLE_PERIOD / 2)) return;
-    if (count * item < 64 * vectors || !__builtin_cpu_supports("ssse3")) return;
+     * 3 times (15 vectors a period) twice as fast shuffled (300 KB: 11.6 against 20.1 us), rows of 3
+     * bytes written 7 times (21 vectors) 2.5x (63000 bytes: 3.8 against 9.4 us). */
+    if (vectors > (run < 8 ? SHUFFLE_PERIOD : SHUFFLE_PERIOD / 4)) return;
+    if (count * item < SHUFFLE_MIN_PERIODS * 16 * vectors || !__builtin_cpu_supports("ssse3")) return;
     int64_t r = 0, reach = 0, at = 0, item_at = 0, c = 0; /* at: the source of run r, c-th of its item */
     int t = 0, length = (int)run, mod = fill ? (int)unit - 1 : 31;
     for (int o = 0; o < vectors; o++) {
@@ -315,10 +320,11 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
         reach = lo + 16 * (1 + p->two[o]) > reach ? lo + 16 * (1 + p->two[o]) : reach;
     }
     p->per = r / inner, p->advance = r / inner * s_step, p->reach = reach;
-    /* As many periods as above (64 output bytes a vector) must keep their loads within the source, or
-     * the items are left to be moved one by one: rows of fills broadcast to 6 items, each period's
-     * loads 8 bytes past the row, took 7.3 us that way against 4.6 moved (43 KiB). */
-    if (shuffle_periods(p, count, s_step, (inner - 1) * s_inner + (fill ? unit : run)) < 4) return;
+    /* As many periods must keep their loads within the source, or the items are left to be moved one
+     * by one: rows of fills broadcast to 6 items, each period's loads 8 bytes past the row, took 7.3
+     * us that way against 4.6 moved (43 KiB). */
+    if (shuffle_periods(p, count, s_step, (inner - 1) * s_inner + (fill ? unit : run)) < SHUFFLE_MIN_PERIODS)
+        return;
     p->vectors = vectors;
 #else
     (void)count, (void)s_step, (void)run, (void)fill, (void)unit, (void)inner, (void)s_inner;
