@@ -645,6 +645,8 @@ def loop_axes(draw):
         (((1000, 8, 4), (2, 4, 0)), 4, 1),  # one int32 twice: a 16-byte vector per two rows
         (((100, 12, 40), (3, 4, 0)), 4, 0),  # rows 40 bytes apart in the source: more loads than two
         (((4, 12, 4), (3, 4, 0)), 4, 0),  # too few runs to pay
+        (((2000, 7, 8), (7, 1, 1)), 1, 7),  # runs of 7 bytes from 8 apart: 7 vectors a period
+        (((2000, 9, 10), (9, 1, 1)), 1, 0),  # of 9 bytes: 9 vectors, past the 8 that runs this long may take
         (((64, 24, 4), (3, 4, 0)), 4, 0),  # not back to back in the destination
     ],
 )

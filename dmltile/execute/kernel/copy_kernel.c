@@ -340,8 +340,9 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
  * so its loops sit where they do whatever code comes before it: a change elsewhere in the file moved
  * its loop of one load across a 64-byte boundary, and 48000 bytes of rows took 2.4 us instead of 2.1. */
 #define SHUFFLE_BLOCK 8192 /* output bytes of a block of periods, at most */
-__attribute__((target("ssse3"), aligned(64))) static int64_t shuffle_runs(char *d, const char *s, int64_t count, int64_t s_step,
-                                                             int64_t read, const shuffle_t *p) {
+__attribute__((target("ssse3"), aligned(64))) static int64_t shuffle_runs(char *d, const char *s, int64_t count,
+                                                                          int64_t s_step, int64_t read,
+                                                                          const shuffle_t *p) {
     int64_t periods = shuffle_periods(p, count, s_step, read);
     int64_t advance = p->advance, span = 16 * p->vectors;
     int64_t block = SHUFFLE_BLOCK / (16 * (p->vectors > 8 ? p->vectors : 8)); /* periods */
@@ -374,9 +375,9 @@ __attribute__((target("ssse3"), aligned(64))) static int64_t shuffle_runs(char *
 static NOINLINE void copy_bytes(char *d, const char *s, int64_t n) { memcpy(d, s, (size_t)n); }
 
 /* Runs of 65 to MEDIUM_MAX bytes as 32-byte moves (AVX), the last one overlapping the one before it
- * where the run is not a multiple of 32: a call of memcpy per run took 1.3-3x as long up to 160 bytes
- * (3.3 MiB of padded rows of 33 int32: 4.1 ns a row that way), about 1.2x beyond, 1.0-1.05x from 400
- * bytes out of L2 (measured on the EPYC VM). Built where the shuffles are; used where the CPU has AVX,
+ * where the run is not a multiple of 32: a call of memcpy per run took 1.3-3x as long for runs of up
+ * to 160 bytes within L2 (1.05-1.75x for 3 MiB of them), 1.1-2x for 176-400 bytes within L2, 1.0-1.3x
+ * for 500 (measured on the EPYC VM). Built where the shuffles are; used where the CPU has AVX,
  * memcpy elsewhere. */
 #define MEDIUM_MAX 511
 #if DMLTILE_SHUFFLE
