@@ -259,6 +259,7 @@ typedef struct {
     int vectors;            /* output vectors per period; 0 when the runs are not shuffled */
     int64_t per, advance;   /* runs, and source bytes, per period */
     int64_t reach;          /* source bytes a period's loads span, from its first run's source */
+    int64_t read;           /* source bytes an item reads, from its first (no load may pass them) */
     int64_t at[SHUFFLE_PERIOD];   /* each output vector's first load, from the period's first run */
     int two[SHUFFLE_PERIOD];      /* whether it needs a second load, 16 bytes on */
     _Alignas(16) unsigned char mask[SHUFFLE_PERIOD][2][16];
@@ -266,10 +267,10 @@ typedef struct {
 
 #if DMLTILE_SHUFFLE
 /* How many whole periods of p's shuffles count items s_step apart can take without a load past the
- * last source byte they read (read: the bytes an item reads, from its first). */
-static int64_t shuffle_periods(const shuffle_t *p, int64_t count, int64_t s_step, int64_t read) {
+ * last source byte they read. */
+static int64_t shuffle_periods(const shuffle_t *p, int64_t count, int64_t s_step) {
     /* last: where the last period whose loads stay within the items' bytes may start */
-    int64_t periods = count / p->per, last = (count - 1) * s_step + read - p->reach;
+    int64_t periods = count / p->per, last = (count - 1) * s_step + p->read - p->reach;
     if (last < 0) return 0;
     return p->advance > 0 && last / p->advance + 1 < periods ? last / p->advance + 1 : periods;
 }
@@ -320,11 +321,11 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
         reach = lo + 16 * (1 + p->two[o]) > reach ? lo + 16 * (1 + p->two[o]) : reach;
     }
     p->per = r / inner, p->advance = r / inner * s_step, p->reach = reach;
+    p->read = (inner - 1) * s_inner + (fill ? unit : run);
     /* As many periods must keep their loads within the source, or the items are left to be moved one
      * by one: rows of fills broadcast to 6 items, each period's loads 8 bytes past the row, took 7.3
      * us that way against 4.6 moved (43 KiB). */
-    if (shuffle_periods(p, count, s_step, (inner - 1) * s_inner + (fill ? unit : run)) < SHUFFLE_MIN_PERIODS)
-        return;
+    if (shuffle_periods(p, count, s_step) < SHUFFLE_MIN_PERIODS) return;
     p->vectors = vectors;
 #else
     (void)count, (void)s_step, (void)run, (void)fill, (void)unit, (void)inner, (void)s_inner;
@@ -333,17 +334,15 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
 
 #if DMLTILE_SHUFFLE
 /* The first items of count (as planned by plan_shuffle) as whole periods of shuffles, whose loads stay
- * within the bytes the items read (read: the bytes each item reads from its source); returns how many
- * items it wrote. Each output vector of the period is written for a block of periods in a loop of its
- * own, its mask in a register: one loop over the vectors of each period ran at 1.2 ns a vector, these
+ * within the bytes the items read; returns how many items it wrote. Each output vector of the period
+ * is written for a block of periods in a loop of its own, its mask in a register: one loop over the vectors of each period ran at 1.2 ns a vector, these
  * at 0.4 (a block's destination, at most 8 KiB, stays in L1 between the passes). It starts on a line,
  * so its loops sit where they do whatever code comes before it: a change elsewhere in the file moved
  * its loop of one load across a 64-byte boundary, and 48000 bytes of rows took 2.4 us instead of 2.1. */
 #define SHUFFLE_BLOCK 8192 /* output bytes of a block of periods, at most */
 __attribute__((target("ssse3"), aligned(64))) static int64_t shuffle_runs(char *d, const char *s, int64_t count,
-                                                                          int64_t s_step, int64_t read,
-                                                                          const shuffle_t *p) {
-    int64_t periods = shuffle_periods(p, count, s_step, read);
+                                                                          int64_t s_step, const shuffle_t *p) {
+    int64_t periods = shuffle_periods(p, count, s_step);
     int64_t advance = p->advance, span = 16 * p->vectors;
     int64_t block = SHUFFLE_BLOCK / (16 * (p->vectors > 8 ? p->vectors : 8)); /* periods */
     for (int64_t k = 0; k < periods; k += block) {
@@ -402,7 +401,7 @@ static void runs(char *d, const char *s, int64_t count, int64_t d_step, int64_t 
                  int fill, int64_t width, int stream, const shuffle_t *shuffle) {
 #if DMLTILE_SHUFFLE
     if (shuffle->vectors && d_step == run) { /* whole periods as shuffles, the rest below */
-        int64_t done = shuffle_runs(d, s, count, s_step, fill ? width : run, shuffle);
+        int64_t done = shuffle_runs(d, s, count, s_step, shuffle);
         d += done * d_step, s += done * s_step, count -= done;
     }
 #else
@@ -734,7 +733,7 @@ static void items(char *d, const char *s, int64_t count, int64_t d_step, int64_t
     int64_t done = 0;
 #if DMLTILE_SHUFFLE
     if (shuffle->vectors)
-        done = shuffle_runs(d, s, count, s_step, (l->inner - 1) * l->s_inner + (l->fill ? l->unit : l->run), shuffle);
+        done = shuffle_runs(d, s, count, s_step, shuffle);
 #endif
     shuffle_t none;
     none.vectors = 0;
