@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 9  # must match ABI in kernel/copy_kernel.c
+ABI = 10  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -123,6 +123,16 @@ def _library() -> ctypes.CDLL:
     if lib is None:
         raise RuntimeError(f"the copy kernel is not available: {_load()[1]}")
     return lib
+
+
+def movsb_cliff(on: bool | None = None) -> bool:
+    """Whether the loaded kernel moves long runs that meet rep movsb's slow misalignment with a store
+    loop of its own (it does until told otherwise: calibration tells it whether this CPU has that
+    slow case); with ``on``, sets it first. False without the kernel."""
+    lib = _load()[0]
+    if lib is None:
+        return False
+    return bool(lib.dmltile_movsb_cliff(-1 if on is None else int(on)))
 
 
 def available() -> bool:

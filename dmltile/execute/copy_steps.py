@@ -82,11 +82,11 @@ class Emitter:
         self.region = 0  # the bytes written around the copies being emitted, in their destination (step_cost)
 
     def plan(self, kind: str) -> Plan:
-        """The emitted steps as a plan; for NumPy's copies, each that may meet the misalignment cliff with
-        its pieces (the copy kernel, when loaded, runs every copy but a gather, and moves long runs that
-        meet the cliff with a store loop of its own)."""
+        """The emitted steps as a plan; for NumPy's copies, on a CPU that has the misalignment cliff,
+        each that may meet it with its pieces (the copy kernel, when loaded, runs every copy but a
+        gather, and moves long runs that meet the cliff with a store loop of its own)."""
         steps = tuple(self.steps)
-        if not copy_kernel.available():
+        if not copy_kernel.available() and self.costs.movsb_cliff:
             steps = tuple(alt for step in steps for alt in misaligned_alternative(step, self.costs.l2_bytes))
         return Plan(steps, tuple(self.temps), frozenset(self.split), kind)
 

@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 39
+FORMAT = 40
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,9 @@ class CopyCosts:
     vchunk_ns: float = 1.4  # per opaque V<n> element (a memmove each)
     strided_ns: float = 0.25  # per element of an inner loop that is not contiguous in both views
     gather_ns: float = 1.0  # per chunk of np.take(mode="clip") into a given array
+    # memmove's time for 64 KiB with the destination 16 bytes (mod 64) past the source over its time
+    # with both on 64-byte boundaries (movsb_cliff)
+    misaligned_ratio: float = 10.0
     l2_bytes: int = 512 << 10  # per-core L2: source blocks are sized to it
     llc_bytes: int = 32 << 20  # last-level cache
     llc2_bytes: int = 0  # the last level as both threads writing meet it (0: not measured, as one thread)
@@ -205,6 +208,15 @@ class CopyCosts:
         return self.byte_mem_ns * self.stream_ratio
 
     @property
+    def movsb_cliff(self) -> bool:
+        """Whether glibc's memmove, from 2112 bytes up to L2's size (rep movsb), is so much slower with
+        the destination 1-31 bytes (mod 64) past the source that copies steer clear of it: about 10x
+        on the AMD machines where it was found, 1.1-1.3x on a later EPYC. Where it is not, steering
+        clear costs: the copy kernel's own store loop took twice memcpy's time there for runs written
+        past L2 (a 2 MiB Tile of 137 KiB blocks, 38 against 21 us)."""
+        return self.misaligned_ratio > MOVSB_CLIFF
+
+    @property
     def block_bytes(self) -> int:
         """The source block a banded copy reads per call: L2's size. Not less: glibc's memmove copies
         sizes from 2112 bytes up to L2's size with ``rep movsb`` on AMD, which is ~10x slower when the
@@ -212,6 +224,7 @@ class CopyCosts:
         return max(4096, self.l2_bytes)
 
 
+MOVSB_CLIFF = 2.0  # a misaligned_ratio past this is a slow case worth the detours around it
 DEFAULT = CopyCosts()
 _lock = threading.Lock()
 _costs: CopyCosts | None = None
@@ -252,6 +265,7 @@ def machine_costs() -> CopyCosts:
     with _lock:
         if _costs is None:
             _costs = _load_or_calibrate(this_machine())
+            copy_kernel.movsb_cliff(_costs.movsb_cliff)
         return _costs
 
 
@@ -472,6 +486,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     c_dst, c_src = dst[: n * chunk // plain * plain].reshape(-1, plain), src[:plain]
     t_c = _best(lambda: np.copyto(c_dst, c_src), 20, 7) / 20
     gather = max(0.0, (t_g - t_c) / n)
+    misaligned = _misaligned_ratio()
 
     pool = ThreadPoolExecutor(max_workers=1)
 
@@ -553,6 +568,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         vchunk_ns=vchunk * ns,
         strided_ns=strided * ns,
         gather_ns=gather * ns,
+        misaligned_ratio=misaligned,
         l2_bytes=l2,
         llc_bytes=llc,
         llc2_bytes=llc2,
@@ -572,6 +588,17 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         kernel_shares=wake is not None and machine.cpus > 1,
         calibrated=True,
     )
+
+
+def _misaligned_ratio() -> float:
+    """memmove's time for 64 KiB (rep movsb's range) with the destination 16 bytes (mod 64) past the
+    source, over its time with both on 64-byte boundaries; both stay in L2."""
+    n = 64 << 10
+    raw_src, raw_dst = np.ones(n + 128, np.uint8), np.zeros(n + 128, np.uint8)
+    src = raw_src[-raw_src.ctypes.data % 64 :][:n]
+    at = -raw_dst.ctypes.data % 64
+    aligned, shifted = raw_dst[at : at + n], raw_dst[at + 16 : at + 16 + n]
+    return _best(lambda: np.copyto(shifted, src), 20, 7) / _best(lambda: np.copyto(aligned, src), 20, 7)
 
 
 def _memory_source(dst: np.ndarray, block: np.ndarray, two: bool) -> tuple[float, float]:

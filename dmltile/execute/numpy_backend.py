@@ -530,10 +530,11 @@ def _slow_differences(plan: Plan, fast: tuple | None, costs: CopyCosts) -> froze
     """For a plan run as reshapes whose chunks np.copyto hands to memmove's rep movsb (REP_MOVSB_MIN
     up to L2's size): the differences between the output's and the input's addresses, modulo 64, for
     which one of its chunk copies meets rep movsb's slow case (copy_steps.misaligned); empty when there
-    are none, or no copy kernel to run the step instead. Rows of 7621 float16 repeated twice (60 KiB)
-    took 10.8 us as reshapes with the output 8 bytes past the input (modulo 64), where a memcpy of the
-    output took 1.7 and the kernel, which steers clear of that case, 3.6."""
-    if fast is None or not copy_kernel.available():
+    are none, the CPU has no such slow case, or no copy kernel runs the step instead. Rows of 7621
+    float16 repeated twice (60 KiB) took 10.8 us as reshapes with the output 8 bytes past the input
+    (modulo 64), where a memcpy of the output took 1.7 and the kernel, which steers clear of that case,
+    3.6."""
+    if fast is None or not copy_kernel.available() or not costs.movsb_cliff:
         return frozenset()
     step = plan.steps[0]
     chunk, outer = memmove_chunks(step)

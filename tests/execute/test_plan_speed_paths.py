@@ -147,6 +147,29 @@ def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     assert costs.machine_costs() == costs.DEFAULT
 
 
+@pytest.mark.parametrize("ratio", [1.1, 10.0])
+def test_the_kernel_steers_clear_of_rep_movsb_only_where_calibration_measured_its_slow_case(
+    tmp_path, monkeypatch, ratio
+):
+    # memmove of 64 KiB misaligned took 10x its aligned time on the AMD machines where the slow case
+    # was found, 1.1x on a later EPYC, where the kernel's store loop around it then took 2x memcpy's.
+    if not copy_kernel.available():
+        pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
+    measured = costs.CopyCosts(misaligned_ratio=ratio, calibrated=True, kernel_calibrated=True)
+    monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
+    monkeypatch.setattr(costs, "calibrate", lambda machine: measured)
+    monkeypatch.setattr(costs, "_costs", None)
+    before = copy_kernel.movsb_cliff()
+    try:
+        copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # told the opposite first
+        assert costs.machine_costs().movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
+    finally:
+        copy_kernel.movsb_cliff(before)
+
+
 def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_path, monkeypatch):
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
@@ -209,6 +232,7 @@ def test_calibration_measures_every_figure_on_the_given_machine(l2, llc, cpus):
     assert measured.calibrated and (measured.l2_bytes, measured.llc_bytes) == (l2, llc)
     rates = [v for k, v in dataclasses.asdict(measured).items() if k.endswith("_ns")]
     assert all(0 <= v < math.inf for v in rates) and measured.call_ns > 0 and measured.byte_mem_ns > 0
+    assert 0 < measured.misaligned_ratio < math.inf
     if cpus == 1:  # one core: a second thread is never worth it
         assert measured.handoff_ns > 1e9 and measured.byte_mem2_ns == measured.byte_mem_ns
 
@@ -333,13 +357,15 @@ def test_reused_arrays_see_new_contents():
     assert np.array_equal(op(non_contiguous, out), np.tile(x, [2] * 8))
 
 
+@pytest.mark.parametrize("cliff", [True, False], ids=["movsb-cliff", "no-cliff"])
 @pytest.mark.parametrize("kernel", [False, True], ids=["numpy-only", "kernel"])
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("shift", [0, 8, 16, 24, 32, 48, 56])
-def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift, kernel):
-    # 4 KiB rows repeated: memmove would use rep movsb, slow when out sits 8-24 bytes (mod 64) past x;
-    # NumPy's copies then move the rows as pieces instead. The copy kernel has its own loop for that
-    # case, so with it loaded the plan has no alternative. Every relative alignment gives the same bytes.
+def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift, kernel, cliff):
+    # 4 KiB rows repeated: memmove would use rep movsb, slow on some CPUs when out sits 8-24 bytes
+    # (mod 64) past x; NumPy's copies then move the rows as pieces instead. The copy kernel has its
+    # own loop for that case, so with it loaded the plan has no alternative, and on a CPU calibrated
+    # without the slow case neither has a plan of NumPy's copies. Every alignment gives the same bytes.
     if kernel and not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
     if not kernel:
@@ -347,9 +373,10 @@ def test_misaligned_buffers_take_the_piecewise_copy(monkeypatch, threads, shift,
     prefer = "split" if threads == 2 else ()
     monkeypatch.setattr(numpy_backend, "make_plan", functools.partial(plan.make_plan, prefer=prefer))
     desc = dmltile.tile_desc([64, 1024], [3, 4], dtype="FLOAT32")
-    op = numpy_backend.NumpyTile(desc, threads=threads, costs=BENCH_NUMPY_ONLY)
+    machine = dataclasses.replace(BENCH_NUMPY_ONLY, misaligned_ratio=10.0 if cliff else 1.1)
+    op = numpy_backend.NumpyTile(desc, threads=threads, costs=machine)
     whens = {s.when for s in op.array_plan.steps}
-    assert whens == {"always"} if kernel else whens >= {"aligned", "misaligned"}
+    assert whens == {"always"} if kernel or not cliff else whens >= {"aligned", "misaligned"}
     raw_x = np.zeros(64 * 1024 * 4 + 128, np.uint8)
     raw_out = np.zeros(op.out_bytes + 128, np.uint8)
     x_at = -raw_x.ctypes.data % 64
@@ -684,6 +711,9 @@ def test_small_copies_of_long_chunks_leave_np_copyto_where_rep_movsb_would_be_sl
     # Chunks of 2 KiB or less stay with np.copyto whatever the addresses; chunk copies whose address
     # difference steps through the residues meet the slow case for any base.
     assert not numpy_backend.NumpyTile(dmltile.tile_desc([2, 256], [2, 1]), costs=BENCH)._cliff
+    # On a CPU calibrated without the slow case, np.copyto keeps every chunk whatever the addresses.
+    no_cliff = dataclasses.replace(BENCH, misaligned_ratio=1.1)
+    assert not numpy_backend.NumpyTile(dmltile.tile_desc([2, 1248], [2, 1]), threads=1, costs=no_cliff)._cliff
     assert (
         len(numpy_backend.NumpyTile(dmltile.tile_desc([729], [7], dtype="UINT64"), costs=BENCH)._cliff) == 64
     )

@@ -37,7 +37,7 @@
 #define NOINLINE __attribute__((noinline))
 #endif
 
-#define ABI 9 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define ABI 10 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
 #define STEP_HEADER 10
@@ -92,11 +92,24 @@ static void stream_run(char *d, const char *s, int64_t n) {
     memcpy(d, s, (size_t)n);
 }
 
+/* Whether this CPU's rep movsb, which glibc's memcpy uses from 2112 bytes up to L2's size, is slow
+ * for a destination 1-31 bytes (mod 64) past the source: about 10x on the AMD machines where it was
+ * found, 1.1-1.3x on a later EPYC, where memcpy then beat the store loop below (2x for runs written
+ * past L2, 1.2x within it). Calibration measures it and says so through dmltile_movsb_cliff; until
+ * then the kernel assumes the slow case, as the side that can never be 10x off. */
+static int movsb_cliff = 1;
+
+/* Sets whether rep movsb has the slow case (on >= 0) and returns whether the kernel assumes it. */
+EXPORT int dmltile_movsb_cliff(int on) {
+    if (on >= 0) movsb_cliff = on != 0;
+    return movsb_cliff;
+}
+
 /* Whether a memmove between these addresses falls on the slow rep-movsb case that copy_steps.py's
- * misaligned alternatives avoid: the destination 8-24 bytes (mod 64) past the source. */
+ * misaligned alternatives avoid, on a CPU that has it. */
 static int rep_movsb_slow(const char *d, const char *s) {
     int64_t k = (int64_t)(((uintptr_t)d - (uintptr_t)s) & 63);
-    return 0 < k && k < 32;
+    return movsb_cliff && 0 < k && k < 32;
 }
 
 /* Copy n bytes with ordinary 16-byte stores. glibc's memcpy moves 2112 bytes up to L2's size with
