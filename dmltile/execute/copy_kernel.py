@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 10  # must match ABI in kernel/copy_kernel.c
+ABI = 11  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -129,10 +129,22 @@ def movsb_cliff(on: bool | None = None) -> bool:
     """Whether the loaded kernel moves long runs that meet rep movsb's slow misalignment with a store
     loop of its own (it does until told otherwise: calibration tells it whether this CPU has that
     slow case); with ``on``, sets it first. False without the kernel."""
+    return _switch("dmltile_movsb_cliff", on)
+
+
+def long_avx(on: bool | None = None) -> bool:
+    """Whether the loaded kernel moves runs of 512 bytes to 8 KiB with aligned 32-byte moves of its own
+    rather than a call of memcpy each (not until told: calibration measures which is faster on this
+    CPU); with ``on``, sets it first. False without the kernel."""
+    return _switch("dmltile_long_avx", on)
+
+
+def _switch(name: str, on: bool | None) -> bool:
+    """A switch of the loaded kernel's: set when ``on`` is given, then read."""
     lib = _load()[0]
     if lib is None:
         return False
-    return bool(lib.dmltile_movsb_cliff(-1 if on is None else int(on)))
+    return bool(getattr(lib, name)(-1 if on is None else int(on)))
 
 
 def available() -> bool:

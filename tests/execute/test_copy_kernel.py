@@ -248,6 +248,34 @@ def test_medium_runs_equal_numpy_and_read_only_their_source(case, offset):
 
 
 @st.composite
+def long_runs(draw):
+    """count runs of 512-9000 bytes (past 511: the kernel's aligned 32-byte moves up to 8 KiB where it
+    was told they are faster, else memcpy), laid out as medium_runs lays its runs out."""
+    count, run = draw(st.integers(1, 6)), draw(st.integers(512, 9000))
+    d_step = run + draw(st.sampled_from([0, 0, 1, 31, 64]))
+    s_step = draw(st.one_of(st.just(run), st.integers(0, 2 * run)))
+    return (count, run), (d_step, 1), (s_step, 1), 1
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(case=long_runs(), offset=st.integers(0, 63), own_moves=st.booleans())
+@example(case=((3, 2880), (2880, 1), (0, 1), 1), offset=5, own_moves=True)  # as calibration times them
+@example(case=((2, 8192), (8193, 1), (8192, 1), 1), offset=31, own_moves=True)  # the longest so moved
+@example(case=((2, 544), (544, 1), (544, 1), 1), offset=1, own_moves=True)  # head and tail overlap the rest
+def test_long_runs_equal_numpy_and_read_only_their_source(case, offset, own_moves):
+    # Runs of 512 bytes to 8 KiB moved by the kernel itself (stores aligned, the first and last 32
+    # bytes apart) or by memcpy: every byte equals NumPy's copy, none outside the output is written,
+    # no load passes the source.
+    before = copy_kernel.long_avx()
+    try:
+        assert copy_kernel.long_avx(own_moves) == own_moves
+        assert_kernel_copy_reads_only_its_source(*case, offset, False)
+    finally:
+        copy_kernel.long_avx(before)
+
+
+@st.composite
 def short_run_copies(draw):
     """A streamed copy of short runs: up to four axes of 1-byte elements (a run of 1-1100 bytes innermost,
     or of up to 4200: the buffer holds 4 KiB, and runs past 2048 bytes go in by a loop of their own), the

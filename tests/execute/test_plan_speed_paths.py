@@ -147,27 +147,34 @@ def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     assert costs.machine_costs() == costs.DEFAULT
 
 
-@pytest.mark.parametrize("ratio", [1.1, 10.0])
-def test_the_kernel_steers_clear_of_rep_movsb_only_where_calibration_measured_its_slow_case(
-    tmp_path, monkeypatch, ratio
+@pytest.mark.parametrize("ratio,long_ratio", [(1.1, 1.3), (10.0, 1.0)])
+def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_faster(
+    tmp_path, monkeypatch, ratio, long_ratio
 ):
     # memmove of 64 KiB misaligned took 10x its aligned time on the AMD machines where the slow case
-    # was found, 1.1x on a later EPYC, where the kernel's store loop around it then took 2x memcpy's.
+    # was found, 1.1x on a later EPYC, where the kernel's store loop around it then took 2x memcpy's;
+    # there, runs of 960-4096 bytes took 1.3-1.9x as long with memcpy as with the kernel's own moves.
     if not copy_kernel.available():
         pytest.skip(f"the copy kernel is not loaded here: {copy_kernel.status()}")
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
-    measured = costs.CopyCosts(misaligned_ratio=ratio, calibrated=True, kernel_calibrated=True)
+    measured = costs.CopyCosts(
+        misaligned_ratio=ratio, long_avx_ratio=long_ratio, calibrated=True, kernel_calibrated=True
+    )
     monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
     monkeypatch.setattr(costs, "calibrate", lambda machine: measured)
     monkeypatch.setattr(costs, "_costs", None)
-    before = copy_kernel.movsb_cliff()
+    before = copy_kernel.movsb_cliff(), copy_kernel.long_avx()
     try:
-        copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # told the opposite first
-        assert costs.machine_costs().movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
+        copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # each told the opposite first
+        copy_kernel.long_avx(long_ratio < costs.LONG_AVX_GAIN)
+        loaded = costs.machine_costs()
+        assert loaded.movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
+        assert loaded.long_avx == (long_ratio > costs.LONG_AVX_GAIN) == copy_kernel.long_avx()
     finally:
-        copy_kernel.movsb_cliff(before)
+        copy_kernel.movsb_cliff(before[0])
+        copy_kernel.long_avx(before[1])
 
 
 def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_path, monkeypatch):
@@ -232,7 +239,7 @@ def test_calibration_measures_every_figure_on_the_given_machine(l2, llc, cpus):
     assert measured.calibrated and (measured.l2_bytes, measured.llc_bytes) == (l2, llc)
     rates = [v for k, v in dataclasses.asdict(measured).items() if k.endswith("_ns")]
     assert all(0 <= v < math.inf for v in rates) and measured.call_ns > 0 and measured.byte_mem_ns > 0
-    assert 0 < measured.misaligned_ratio < math.inf
+    assert 0 < measured.misaligned_ratio < math.inf and 0 < measured.long_avx_ratio < math.inf
     if cpus == 1:  # one core: a second thread is never worth it
         assert measured.handoff_ns > 1e9 and measured.byte_mem2_ns == measured.byte_mem_ns
 
