@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 42
+FORMAT = 43
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,7 @@ class CopyCosts:
     byte_mem_ns: float = 0.085  # destination far beyond the cache, source in L2
     byte_llc2_ns: float = 0.030  # the same two with both threads writing (time per byte of the whole copy)
     byte_mem2_ns: float = 0.052
+    byte_far2_ns: float = 0.0  # both threads writing twice their own last level (0: not measured)
     byte_near2_ns: float = 0.030  # both threads writing a destination of twice L2 (each half fits one L2)
     byte_small2_ns: float = 0.030  # both threads writing a destination of half of L2
     far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
@@ -122,6 +123,8 @@ class CopyCosts:
                 (min(2 * self.l2_bytes, self.llc_bytes // 4), self.byte_near2_ns),
             )
         )
+        measured_far = threads > 1 and self.llc2_bytes > 0 and self.byte_far2_ns > 0
+        far = ((2 * edge, min(self.byte_far2_ns, mem)),) if measured_far else ()
         points: list[tuple[int, float]] = []
         for point in (
             *near,
@@ -134,7 +137,11 @@ class CopyCosts:
             # suggest 1.6. Where two threads' own edge was measured, their rate rises past it over
             # two doublings, how fast changing with what else the host's cache holds (an EPYC VM with
             # a 16 MiB edge, 0.012 ns/B into 16 MiB: one day 0.025 into 24 and 0.039 into 32, another
-            # 0.016 into 19.5, 0.025 into 41, 0.030 into 50 and 0.036 into 100).
+            # 0.016 into 19.5, 0.025 into 41, 0.030 into 50 and 0.036 into 100), through the rate
+            # measured at twice the edge where there is one (on a Zen 5 EPYC, whose 32 MiB edge was
+            # followed by memory's rate at 64 MiB, outputs of 68-84 MiB priced on the two doublings
+            # went to ordinary stores on two threads and took 1.15-1.5x the fill's time).
+            *far,
             (4 * edge if threads > 1 and self.llc2_bytes else edge + 1, mem),
         ):
             if not points or point[0] > points[-1][0]:  # a small last level can come before L2's points
@@ -416,7 +423,7 @@ CALIBRATION_RUNS = 3
 # 332. Those figures take the typical time: of their timings in a calibration (which can all fall in
 # one spell), and of the calibrations (spread over a second or two).
 TYPICAL = statistics.median
-TYPICAL_FIELDS = frozenset({"byte_mem2_ns", "kernel_byte2_ns", "kernel_bounce2_ns"})
+TYPICAL_FIELDS = frozenset({"byte_mem2_ns", "byte_far2_ns", "kernel_byte2_ns", "kernel_bounce2_ns"})
 
 
 def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> CopyCosts:
@@ -570,10 +577,12 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
             # worker awake. Measured here into 1 MiB: 10 us back to back, 15 us "as used" (below).
             b_small2 = rate(block, src[: max(64, block // 64)], 2, as_used=False)
             llc2 = _two_thread_llc(dst, row, llc) if wake is not None else 0
+            # As memory's figure: the median, past a cache whose rate switches with the host's load.
+            b_far2 = rate(2 * llc2, row, 2, typical=True) if 0 < 2 * llc2 <= dst.size else 0.0
             moved = _moved_rate(dst) if wake is not None else b_far
         else:  # one CPU: a second thread never pays (1e12 ns)
             b_llc2, b_mem2, b_near2, b_small2, thread, moved = b_llc, b_mem, b_llc, b_l2, 1e3, b_far
-            llc2 = 0
+            llc2, b_far2 = 0, 0.0
         mem_src, mem_src2 = _memory_source(dst, row, machine.cpus > 1)
         kernel = _kernel_costs(dst, src, pool, b_l2) if copy_kernel.available() else {}
     finally:
@@ -596,6 +605,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         byte_mem_ns=b_mem * ns,
         byte_llc2_ns=b_llc2 * ns,
         byte_mem2_ns=b_mem2 * ns,
+        byte_far2_ns=b_far2 * ns,
         byte_near2_ns=b_near2 * ns,
         byte_small2_ns=b_small2 * ns,
         far_src_ns=b_far * ns,

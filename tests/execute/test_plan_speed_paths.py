@@ -311,6 +311,14 @@ def test_two_threads_write_at_the_last_levels_rate_up_to_their_own_measured_edge
     # Not measured (0): two threads meet the last level where one does, and past it memory at once.
     same = dataclasses.replace(model, llc2_bytes=0)
     assert same.two_thread_llc == 8 << 20 and same.byte_ns((8 << 20) + 4096, 2) == 0.04
+    # With a rate measured at twice the edge, through it; one past memory's is memory's.
+    far = dataclasses.replace(model, byte_far2_ns=0.03)
+    assert far.byte_ns(32 << 20, 2) == pytest.approx(0.03)
+    assert far.byte_ns(int(2**25.5), 2) == pytest.approx(0.035, rel=1e-6)  # halfway to 64 MiB on log size
+    assert far.byte_ns(16 << 20, 2) == pytest.approx(0.01) and far.byte_ns(64 << 20, 2) == pytest.approx(0.04)
+    reached = dataclasses.replace(model, byte_far2_ns=0.05)
+    assert reached.byte_ns(32 << 20, 2) == reached.byte_ns(48 << 20, 2) == pytest.approx(0.04)
+    assert far.byte_ns(32 << 20, 1) == model.byte_ns(32 << 20, 1)  # one thread's curve is its own
 
 
 MIB = 1 << 20
