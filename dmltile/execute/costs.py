@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 43
+FORMAT = 44
 
 
 @dataclass(frozen=True)
@@ -302,9 +302,10 @@ def _load_or_calibrate(machine: Machine) -> CopyCosts:
     except (OSError, ValueError, TypeError, KeyError):
         pass
     try:
+        reported = machine.llc_bytes
         if not machine.fake:  # faked figures are the test's to set; the real ones are measured
             machine = measured_caches(machine)
-        costs = calibrate(machine=machine)
+        costs = calibrate(machine=machine, mem_bytes=memory_bytes(reported, machine.llc_bytes))
     except (MemoryError, OSError, RuntimeError):
         return _fallback(machine)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -426,6 +427,15 @@ TYPICAL = statistics.median
 TYPICAL_FIELDS = frozenset({"byte_mem2_ns", "byte_far2_ns", "kernel_byte2_ns", "kernel_bounce2_ns"})
 
 
+def memory_bytes(*last_levels: int) -> int:
+    """The destination memory rates are measured on: four times the largest of the last levels given
+    (the one the system reports and the one measured), 64 MiB at least, MEM_MAX at most. Four times
+    the measured one alone is not enough: on a Zen 5 EPYC reporting 32 MiB, where one thread's rate
+    changed at 16 MiB in some calibrations, rewrites of 64 MiB took 0.020-0.024 ns/B (of 128 MiB
+    0.029), and outputs of 70-140 MiB went to one thread's plain stores at 0.030."""
+    return min(MEM_MAX, max(64 << 20, *(4 * size for size in last_levels)))
+
+
 def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> CopyCosts:
     """Measure the cost model's parameters on ``machine``'s figures (default: this machine's): about
     0.3 s a run on a quiet machine, most of it faulting in and writing the ``mem_bytes`` buffer that
@@ -458,7 +468,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
 
     l2, llc = machine.l2_bytes, machine.llc_bytes
     # Memory rates need a destination well past the last level (64 MiB at least, MEM_MAX at most).
-    mem_bytes = mem_bytes or min(MEM_MAX, max(64 << 20, 4 * llc))
+    mem_bytes = mem_bytes or memory_bytes(llc)
     # A source that stays in L2; at least the 32 KiB the loop and chunk measurements below read.
     block = max(32 << 10, l2 // 2)
     dst = np.empty(mem_bytes, np.uint8)
@@ -550,9 +560,9 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     # At the last level's point one thread is timed as two are (below), after the calling thread
     # wrote the destination: compared back to back with two threads as used, one thread looked 1.1x
     # slower than two on a Zen 5 EPYC, where it took 1.3x as long as two both ways (as used 0.0098
-    # against 0.0074 ns/B into 4 MiB, back to back 0.0084 against 0.0049), and a 8.6 MiB Tile stayed
+    # against 0.0074 ns/B into 4 MiB, back to back 0.0084 against 0.0049), and an 8.6 MiB Tile stayed
     # on one thread at 77 us where two took 46.
-    b_llc = rate(mid, row, 1)
+    b_llc = rate(mid, row, 1, as_used=True)
     b_mem = rate(mem_bytes, row, 1, as_used=False)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1, as_used=False) - rate(mid, row, 1, as_used=False))

@@ -226,11 +226,10 @@ def test_rows_of_short_runs_equal_numpy_and_read_only_their_source(case, offset,
 
 
 @st.composite
-def medium_runs(draw):
-    """count runs of 65-600 bytes (moved 32 bytes at a time up to 511 where the CPU has AVX, by memcpy
-    past it), the destination's back to back or with a gap, the source's s_step apart (0: one run
-    broadcast; less than the run: overlapping)."""
-    count, run = draw(st.integers(1, 40)), draw(st.integers(65, 600))
+def runs_of(draw, shortest: int, longest: int, most: int):
+    """Up to ``most`` runs of ``shortest``-``longest`` bytes, the destination's back to back or with a
+    gap, the source's s_step apart (0: one run broadcast; less than the run: overlapping)."""
+    count, run = draw(st.integers(1, most)), draw(st.integers(shortest, longest))
     d_step = run + draw(st.sampled_from([0, 0, 1, 31, 64]))
     s_step = draw(st.one_of(st.just(run), st.integers(0, 2 * run)))
     return (count, run), (d_step, 1), (s_step, 1), 1
@@ -238,35 +237,26 @@ def medium_runs(draw):
 
 @needs_kernel
 @settings(max_examples=300, deadline=None)
-@given(case=medium_runs(), offset=st.integers(0, 63))
+@given(case=runs_of(65, 600, 40), offset=st.integers(0, 63))
 @example(case=((3, 72), (72, 1), (80, 1), 1), offset=5)  # a tail that overlaps the move before it
 @example(case=((2, 511), (511, 1), (511, 1), 1), offset=0)  # the longest run moved 32 bytes at a time
 def test_medium_runs_equal_numpy_and_read_only_their_source(case, offset):
-    # Runs longer than 64 bytes are moved 32 bytes at a time, the last move ending where the run ends:
-    # every byte equals NumPy's copy, none outside the output is written, no load passes the source.
+    # Runs longer than 64 bytes are moved 32 bytes at a time up to 511 where the CPU has AVX (memcpy
+    # past it), the last move ending where the run ends: every byte equals NumPy's copy, none outside
+    # the output is written, no load passes the source.
     assert_kernel_copy_reads_only_its_source(*case, offset, False)
-
-
-@st.composite
-def long_runs(draw):
-    """count runs of 512-9000 bytes (past 511: the kernel's aligned 32-byte moves up to 8 KiB where it
-    was told they are faster, else memcpy), laid out as medium_runs lays its runs out."""
-    count, run = draw(st.integers(1, 6)), draw(st.integers(512, 9000))
-    d_step = run + draw(st.sampled_from([0, 0, 1, 31, 64]))
-    s_step = draw(st.one_of(st.just(run), st.integers(0, 2 * run)))
-    return (count, run), (d_step, 1), (s_step, 1), 1
 
 
 @needs_kernel
 @settings(max_examples=300, deadline=None)
-@given(case=long_runs(), offset=st.integers(0, 63), own_moves=st.booleans())
+@given(case=runs_of(512, 9000, 6), offset=st.integers(0, 63), own_moves=st.booleans())
 @example(case=((3, 2880), (2880, 1), (0, 1), 1), offset=5, own_moves=True)  # as calibration times them
 @example(case=((2, 8192), (8193, 1), (8192, 1), 1), offset=31, own_moves=True)  # the longest so moved
 @example(case=((2, 544), (544, 1), (544, 1), 1), offset=1, own_moves=True)  # head and tail overlap the rest
 def test_long_runs_equal_numpy_and_read_only_their_source(case, offset, own_moves):
     # Runs of 512 bytes to 8 KiB moved by the kernel itself (stores aligned, the first and last 32
-    # bytes apart) or by memcpy: every byte equals NumPy's copy, none outside the output is written,
-    # no load passes the source.
+    # bytes apart) or by memcpy, and longer ones by memcpy: every byte equals NumPy's copy, none
+    # outside the output is written, no load passes the source.
     before = copy_kernel.long_avx()
     try:
         assert copy_kernel.long_avx(own_moves) == own_moves
@@ -398,7 +388,7 @@ def test_a_cache_measured_without_the_kernel_is_measured_again_with_it(tmp_path,
     old = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=False)
     costs.cache_file().write_text(json.dumps({"fingerprint": costs.fingerprint(), "costs": asdict(old)}))
     fresh = costs.CopyCosts(call_ns=456.0, calibrated=True, kernel_calibrated=True)
-    monkeypatch.setattr(costs, "calibrate", lambda machine: fresh)
+    monkeypatch.setattr(costs, "calibrate", lambda machine, **_: fresh)
     monkeypatch.setattr(costs, "_costs", None)
     assert costs.machine_costs().call_ns == 456.0
 

@@ -134,13 +134,15 @@ def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
     fake = costs.CopyCosts(call_ns=123.0, calibrated=True, kernel_calibrated=True)
-    monkeypatch.setattr(costs, "calibrate", lambda machine: fake)
+    monkeypatch.setattr(costs, "calibrate", lambda machine, **_: fake)
     monkeypatch.setattr(costs, "_costs", None)
     assert costs.machine_costs() is fake
     doc = json.loads((tmp_path / "copy-costs.json").read_text())
     assert doc["costs"]["call_ns"] == 123.0 and doc["fingerprint"] == costs.fingerprint()
     monkeypatch.setattr(costs, "_costs", None)
-    monkeypatch.setattr(costs, "calibrate", lambda machine: pytest.fail("calibrated again despite the cache"))
+    monkeypatch.setattr(
+        costs, "calibrate", lambda machine, **_: pytest.fail("calibrated again despite the cache")
+    )
     assert costs.machine_costs().call_ns == 123.0
     monkeypatch.setattr(costs, "_costs", None)
     monkeypatch.setenv("DMLTILE_CALIBRATE", "0")
@@ -163,7 +165,7 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
         misaligned_ratio=ratio, long_avx_ratio=long_ratio, calibrated=True, kernel_calibrated=True
     )
     monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
-    monkeypatch.setattr(costs, "calibrate", lambda machine: measured)
+    monkeypatch.setattr(costs, "calibrate", lambda machine, **_: measured)
     monkeypatch.setattr(costs, "_costs", None)
     before = copy_kernel.movsb_cliff(), copy_kernel.long_avx()
     try:
@@ -177,6 +179,33 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
         copy_kernel.long_avx(before[1])
 
 
+def test_memory_rates_are_measured_past_the_larger_of_the_reported_and_measured_last_level(
+    tmp_path, monkeypatch
+):
+    # A Zen 5 EPYC reports 32 MiB; its one-thread rate changed at 16 MiB in some calibrations, and
+    # memory measured at 64 MiB priced one thread's plain stores under what they took past 70 MiB.
+    assert costs.memory_bytes(32 * MIB, 16 * MIB) == 128 * MIB
+    assert costs.memory_bytes(480 * MIB, 64 * MIB) == costs.MEM_MAX  # a VM reporting its host's
+    assert costs.memory_bytes(2 * MIB) == 64 * MIB
+    monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
+    monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
+    monkeypatch.setattr(costs, "this_machine", lambda: Machine(l2_bytes=MIB, llc_bytes=32 * MIB, cpus=2))
+    monkeypatch.setattr(
+        costs, "measured_caches", lambda machine: dataclasses.replace(machine, llc_bytes=16 * MIB)
+    )
+    asked = []
+
+    def calibrate(machine, mem_bytes=None):
+        asked.append((machine.llc_bytes, mem_bytes))
+        return costs.CopyCosts(calibrated=True, kernel_calibrated=True)
+
+    monkeypatch.setattr(costs, "calibrate", calibrate)
+    monkeypatch.setattr(costs, "_costs", None)
+    costs.machine_costs()
+    assert asked == [(16 * MIB, 128 * MIB)]
+
+
 def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_path, monkeypatch):
     monkeypatch.setenv("DMLTILE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
@@ -187,7 +216,7 @@ def test_faked_figures_calibrate_apart_and_never_touch_the_real_measurement(tmp_
     before = real_file.read_text()
     seen = []
 
-    def calibrate(machine):
+    def calibrate(machine, **_):
         seen.append(machine)
         return costs.CopyCosts(l2_bytes=machine.l2_bytes, llc_bytes=machine.llc_bytes, calibrated=True)
 
@@ -452,7 +481,7 @@ def test_a_faked_machine_is_not_measured(tmp_path, monkeypatch):
     monkeypatch.setattr(
         costs,
         "calibrate",
-        lambda machine: costs.CopyCosts(
+        lambda machine, **_: costs.CopyCosts(
             l2_bytes=machine.l2_bytes, llc_bytes=machine.llc_bytes, calibrated=True
         ),
     )
