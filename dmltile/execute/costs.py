@@ -431,8 +431,8 @@ def memory_bytes(*last_levels: int) -> int:
     """The destination memory rates are measured on: four times the largest of the last levels given
     (the one the system reports and the one measured), 64 MiB at least, MEM_MAX at most. Four times
     the measured one alone is not enough: on a Zen 5 EPYC reporting 32 MiB, where one thread's rate
-    changed at 16 MiB in some calibrations, rewrites of 64 MiB took 0.020-0.024 ns/B (of 128 MiB
-    0.029), and outputs of 70-140 MiB went to one thread's plain stores at 0.030."""
+    changed at 16 MiB in some calibrations, rewrites of 64 MiB took 0.019-0.025 ns/B (of 128 MiB
+    0.026-0.031), and outputs of 70-140 MiB went to one thread's plain stores at 0.030."""
     return min(MEM_MAX, max(64 << 20, *(4 * size for size in last_levels)))
 
 
