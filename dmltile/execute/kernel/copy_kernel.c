@@ -113,8 +113,8 @@ static int rep_movsb_slow(const char *d, const char *s) {
 }
 
 /* Copy n bytes with ordinary 16-byte stores. glibc's memcpy moves 2112 bytes up to L2's size with
- * rep movsb, which runs about 10x slower when the destination sits 8-24 bytes (mod 64) past the
- * source; runs that meet that case take this loop instead, which has none. */
+ * rep movsb, which on some CPUs runs about 10x slower when the destination sits 8-24 bytes (mod 64)
+ * past the source; on those (movsb_cliff) runs that meet that case take this loop instead. */
 static void plain_run(char *d, const char *s, int64_t n) {
 #if DMLTILE_STREAM
     if (n >= 2 * LINE) {
@@ -348,10 +348,11 @@ static void plan_shuffle(shuffle_t *p, int64_t count, int64_t s_step, int64_t ru
 #if DMLTILE_SHUFFLE
 /* The first items of count (as planned by plan_shuffle) as whole periods of shuffles, whose loads stay
  * within the bytes the items read; returns how many items it wrote. Each output vector of the period
- * is written for a block of periods in a loop of its own, its mask in a register: one loop over the vectors of each period ran at 1.2 ns a vector, these
- * at 0.4 (a block's destination, at most 8 KiB, stays in L1 between the passes). It starts on a line,
- * so its loops sit where they do whatever code comes before it: a change elsewhere in the file moved
- * its loop of one load across a 64-byte boundary, and 48000 bytes of rows took 2.4 us instead of 2.1. */
+ * is written for a block of periods in a loop of its own, its mask in a register: one loop over the
+ * vectors of each period ran at 1.2 ns a vector, these at 0.4 (a block's destination, at most 8 KiB,
+ * stays in L1 between the passes). It starts on a line, so its loops sit where they do whatever code
+ * comes before it: a change elsewhere in the file moved its loop of one load across a 64-byte
+ * boundary, and 48000 bytes of rows took 2.4 us instead of 2.1. */
 #define SHUFFLE_BLOCK 8192 /* output bytes of a block of periods, at most */
 __attribute__((target("ssse3"), aligned(64))) static int64_t shuffle_runs(char *d, const char *s, int64_t count,
                                                                           int64_t s_step, const shuffle_t *p) {
