@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 11  # must match ABI in kernel/copy_kernel.c
+ABI = 12  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -62,6 +62,8 @@ def _load() -> tuple[ctypes.CDLL | None, str]:
     # No argtypes: a compiled program passes its one ctypes array as is, the cheapest call ctypes has.
     lib.dmltile_run.restype = ctypes.c_int
     lib.dmltile_worker_pieces.restype = ctypes.c_int64
+    lib.dmltile_swap_step.restype = ctypes.c_int64
+    lib.dmltile_swap_step.argtypes = (ctypes.c_int64,)
     return lib, ""
 
 
@@ -137,6 +139,16 @@ def long_avx(on: bool | None = None) -> bool:
     rather than a call of memcpy each (not until told: calibration measures which is faster on this
     CPU); with ``on``, sets it first. False without the kernel."""
     return _switch("dmltile_long_avx", on)
+
+
+def swap_step(nbytes: int | None = None) -> int:
+    """The largest step (bytes written) in which the loaded kernel loops over a larger outer axis in
+    place of a short tight loop of runs longer than 16 bytes (1 MiB until told: calibration measures
+    where that stops paying on this machine); with ``nbytes``, sets it first. 0 without the kernel."""
+    lib = _load()[0]
+    if lib is None:
+        return 0
+    return int(lib.dmltile_swap_step(-1 if nbytes is None else nbytes))
 
 
 def _switch(name: str, on: bool | None) -> bool:

@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 44
+FORMAT = 45
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,9 @@ class CopyCosts:
     # The kernel's runs of 2880 bytes into 8 MiB, each a call of memcpy, over the same with its own
     # aligned 32-byte moves (long_avx)
     long_avx_ratio: float = 1.0
+    # The largest step (bytes written) in which the kernel loops over a larger outer axis in place of a
+    # short tight loop of runs longer than 16 bytes: the largest output measured faster that way
+    swap_bytes: int = 1 << 20
     kernel_calibrated: bool = False  # whether the kernel_* numbers were measured (the kernel was loaded)
     calibrated: bool = False
 
@@ -285,6 +288,7 @@ def machine_costs() -> CopyCosts:
             _costs = _load_or_calibrate(this_machine())
             copy_kernel.movsb_cliff(_costs.movsb_cliff)
             copy_kernel.long_avx(_costs.long_avx)
+            copy_kernel.swap_step(_costs.swap_bytes)
         return _costs
 
 
@@ -446,10 +450,14 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     return least_of([_calibrate_once(mem_bytes, machine) for _ in range(CALIBRATION_RUNS)], typical)
 
 
+# Sizes found where a rate changes, which a busy machine moves either way: the median of calibrations.
+MEDIAN_SIZES = frozenset({"llc2_bytes", "swap_bytes"})
+
+
 def least_of(runs: list[CopyCosts], typical: frozenset[str] = TYPICAL_FIELDS) -> CopyCosts:
     """The figures of several calibrations on one machine: each time the least one measured, since a
-    busy machine only ever adds time, except two threads' last level and the ``typical`` figures:
-    the median."""
+    busy machine only ever adds time, except the MEDIAN_SIZES and the ``typical`` figures: the
+    median."""
     merged: dict[str, Any] = {}
     for f in fields(CopyCosts):
         values = [getattr(run, f.name) for run in runs]
@@ -457,7 +465,7 @@ def least_of(runs: list[CopyCosts], typical: frozenset[str] = TYPICAL_FIELDS) ->
             merged[f.name] = TYPICAL(values)
         elif isinstance(values[0], float):
             merged[f.name] = min(values)
-        elif f.name == "llc2_bytes":
+        elif f.name in MEDIAN_SIZES:
             merged[f.name] = sorted(values)[len(values) // 2]
     return replace(runs[0], **merged)
 
@@ -739,9 +747,8 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_two = _best(both, 1, 5, TYPICAL)
     n, width = 2048, 12  # rows of an odd width, as a Tile of 3 int32 writes them; all within L2
     t_loop = program((n,), (2 * width,), (width,), width, 20)
-    # The same rows with an odometer step per 8 of them (the kernel would loop over the longer axis
-    # instead of a loop of 4 or fewer).
-    t_steps = program((n // 8, 8, 1), (16 * width, 2 * width, width), (8 * width, width, width), width, 20)
+    # The same rows with an odometer step per STEP_ROWS of them.
+    t_steps = program(*stepped_rows(n, width), width, 20)
     # Short fills: each row one int32 written 3 times, rows 12 bytes apart as the copy rows above,
     # from every fourth int32 of the source (elements that follow one another are repeated 16 bytes of
     # them at a time, a case of its own). Rows of 16 bytes that follow one another, the kernel's best
@@ -766,6 +773,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     copy_kernel.long_avx(True)
     t_avx = program(*long_shape, 1, 3)
     copy_kernel.long_avx(before)
+    swap = _swap_bytes(dst)
     nbytes = rows * block
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
     bounce, bounce2 = _bounce_rates(dst, src, t_long / nbytes, t_two / nbytes, copy)
@@ -776,7 +784,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_setup_ns": max(0.0, t_nine - call) / 8 * ns,
         "kernel_run_ns": run * ns,
         "kernel_loop_ns": max(0.0, t_loop - call) / n * ns,
-        "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // 8) * ns,
+        "kernel_step_ns": max(0.0, t_steps - t_loop) / (n // STEP_ROWS) * ns,
         "kernel_fill_ns": max(0.0, t_fills - call) / n * ns,
         "kernel_shuffle_ns": max(0.0, t_shuffles - call) / (n * 12 / 16) * ns,
         "kernel_move_ns": max(0.0, t_moves - call) / n * ns,
@@ -787,8 +795,55 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_bounce2_ns": bounce2 * ns,
         "kernel_line_ns": line * ns,
         "long_avx_ratio": t_memcpy / t_avx,
+        "swap_bytes": swap,
         "kernel_calibrated": True,
     }
+
+
+# Rows per odometer step where the step's cost is timed: more than any tight loop the kernel swaps for
+# a longer outer one (up to 8 inline runs), which would take the steps away. Timed on loops of 8 once
+# the kernel swapped those, a step came out 1.2 ns on a Zen 5 EPYC, where unswapped steps took 5-6
+# (runs of 72 and 128 bytes two per step, in L2), and medium int8 was priced at half its time.
+STEP_ROWS = 16
+
+
+def stepped_rows(n: int, width: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """(shape, destination strides, source strides) of ``n`` rows of ``width`` bytes written a row
+    apart, STEP_ROWS of them per odometer step."""
+    k = STEP_ROWS
+    return (n // k, k, 1), (2 * k * width, 2 * width, width), (k * width, width, width)
+
+
+# The loop swap is timed on 128 rows of SWAP_ROW bytes, each written twice side by side, each block of
+# rows twice (a Tile of [n, 128, 128] int8 by [1, 1, 2, 2]: two runs per odometer step unswapped, the 128
+# rows swapped), into doubling outputs from SWAP_FIRST bytes, the source a quarter of the output.
+SWAP_ROW = 128
+SWAP_FIRST = 1 << 20
+
+
+def _swap_bytes(dst: np.ndarray) -> int:
+    """The largest of doubling outputs (from SWAP_FIRST, and its source, within ``dst``) up to which
+    the kernel wrote every one faster with its short loop swapped than without: 0 when not even the
+    first. On a Zen 5 EPYC swapping took 0.4x the time into 1-8 MiB, 0.6x into 16, 0.9x into 32 and as
+    long into 64 MiB; on a Zen 4 EPYC 2-2.5x as long into 64 MiB."""
+    row, address = SWAP_ROW, copy_kernel.address
+    wide = 2 * row
+    before, found, size = copy_kernel.swap_step(), 0, SWAP_FIRST
+    try:
+        while size + size // 4 <= dst.size:
+            shape = (size // (256 * wide), 2, 128, 2)
+            strides = (256 * wide, 128 * wide, wide, row), (128 * row, 0, row, 0)
+            call = copy_kernel.step_call(address(dst), address(dst[size:]), shape, *strides, row)
+            times = []
+            for step in (0, size):  # the kernel's bound below the step, then at it
+                copy_kernel.swap_step(step)
+                times.append(_best(call, 1, 3))
+            if times[1] >= times[0]:
+                break
+            found, size = size, 2 * size
+    finally:
+        copy_kernel.swap_step(before)
+    return found
 
 
 # Copies of short runs that follow one another, streamed through the copy kernel's buffer, pay per

@@ -145,7 +145,6 @@ def numpy_cost(
 SWAP_MAX = 4
 SWAP_WIDE = 8
 SWAP_RUN = 16
-SWAP_STEP = 1 << 20
 SWAP_SPAN = 256 << 10
 
 
@@ -162,7 +161,8 @@ def kernel_loops(
     (then the axis outside those rows is the tight loop, its items rows of runs: joined means each row
     starts where the one before it ends); when that loop is short, the largest outer axis whose
     destination spans at most SWAP_SPAN takes its place if the runs are SWAP_RUN bytes at most or the
-    whole step (``whole`` bytes; by default the copy over ``axes``) writes SWAP_STEP bytes at most;
+    whole step (``whole`` bytes; by default the copy over ``axes``) writes at most the kernel's
+    swap_step, as calibration set it;
     every other axis is an odometer step."""
     shape = [a[0] for a in axes]
     dst = [a[1] for a in axes]
@@ -185,7 +185,7 @@ def kernel_loops(
         loop, inner = loop - 1, shape[loop]
     else:
         step = math.prod(shape) * elem if whole is None else whole
-        _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= SWAP_STEP)
+        _swap_short_loop(shape, dst, src, loop, run, run <= SWAP_RUN or step <= copy_kernel.swap_step())
         count = shape[loop] if loop >= 0 and dst[loop] == run else 0
         vectors = shuffle_vectors(count, src[loop] if loop >= 0 else 0, run, fill, unit)
     runs = math.prod(shape[:outer])
@@ -215,9 +215,10 @@ def _swap_short_loop(
     on the three lists."""
     gathered = loop >= 0 and dst[loop] == run and run in (4, 8)
     most = SWAP_WIDE if run <= FEW_RUNS[1] and not gathered else SWAP_MAX
-    if allowed and loop >= 1 and shape[loop] <= most:
-        k = max(range(loop), key=lambda i: shape[i])
-        if shape[k] >= 4 * shape[loop] and abs(dst[k]) * shape[k] <= SWAP_SPAN:
+    near = [i for i in range(loop) if abs(dst[i]) * shape[i] <= SWAP_SPAN] if loop >= 1 else []
+    if allowed and near and shape[loop] <= most:
+        k = max(near, key=lambda i: shape[i])
+        if shape[k] >= 4 * shape[loop]:
             for values in (shape, dst, src):
                 values[k], values[loop] = values[loop], values[k]
 

@@ -475,16 +475,19 @@ def test_two_threads_stream_only_past_the_last_level_as_two_threads_meet_it():
     assert pricing.kernel_cost(rows, 1, replace(model, llc2_bytes=0), 1)[1] < math.inf
 
 
+@needs_kernel
 def test_a_step_cut_for_two_threads_is_priced_with_each_pieces_own_loops(monkeypatch):
     # 720 runs of 72 bytes on (12, 6, 5, 2) axes: the whole step loops over the 12 (a short loop of 2
     # under 360 odometer steps swapped for 12 under 60), a half of it cut along that axis cannot.
     model = replace_kernel(BENCH)
     axes = ((12, 4320, 360), (6, 720, 0), (5, 144, 72), (2, 72, 0))
-    assert pricing.kernel_loops(axes, 72)[:3] == (72, 720, 60)
     half = ((6, 4320, 360),) + axes[1:]
-    assert pricing.kernel_loops(half, 72)[:3] == (72, 360, 180)
-    two = pricing.pieces_work_ns(axes, 72, model, 2)
-    assert two == 2 * pricing.kernel_work_ns(half, 72, model)[0] > pricing.kernel_work_ns(axes, 72, model)[0]
+    with swapping_up_to(1 << 20):
+        assert pricing.kernel_loops(axes, 72)[:3] == (72, 720, 60)
+        assert pricing.kernel_loops(half, 72)[:3] == (72, 360, 180)
+        two = pricing.pieces_work_ns(axes, 72, model, 2)
+        one = pricing.kernel_work_ns(axes, 72, model)[0]
+        assert two == 2 * pricing.kernel_work_ns(half, 72, model)[0] > one
     # Long rows keep their loop in every piece, each piece a loop of its own: one odometer step more.
     rows = ((64, 4096, 0), (4096, 1, 1))
     whole = pricing.kernel_work_ns(rows, 1, model)[0]
@@ -747,15 +750,30 @@ def assert_kernel_copy_equals_numpy(axes, width, stream):
 
 
 @needs_kernel
-@given(loop_axes())
-def test_pricing_counts_the_loops_the_kernel_runs(case):
+@given(loop_axes(), st.sampled_from([0, 4096, 1 << 20, 1 << 40]))
+def test_pricing_counts_the_loops_the_kernel_runs(case, swap_step):
     """pricing.kernel_loops mirrors the kernel's own choice of runs, fills and loops, so the planner
-    prices what the kernel will do (a short loop swapped for a longer one, short rows made fills)."""
+    prices what the kernel will do (a short loop swapped for a longer one, short rows made fills),
+    whatever bound calibration set on the swap."""
     axes, width = case
     shape, dst, src = ([a[i] for a in axes] for i in range(3))
-    assert pricing.kernel_loops(axes, width) == copy_kernel.loops(shape, dst, src, width)
+    with swapping_up_to(swap_step):
+        assert pricing.kernel_loops(axes, width) == copy_kernel.loops(shape, dst, src, width)
 
 
+@contextlib.contextmanager
+def swapping_up_to(nbytes: int):
+    """The kernel told to swap short loops of long runs in steps of up to ``nbytes`` (as calibration
+    tells it what it measured), and restored afterwards."""
+    before = copy_kernel.swap_step()
+    try:
+        assert copy_kernel.swap_step(nbytes) == nbytes
+        yield
+    finally:
+        copy_kernel.swap_step(before)
+
+
+@needs_kernel
 @pytest.mark.parametrize(
     ("axes", "width", "steps"),
     [
@@ -771,27 +789,55 @@ def test_a_tight_loop_of_up_to_eight_runs_moved_inline_is_swapped_for_a_longer_o
     # A loop of 5-8 runs paid an odometer step per loop: 1356 runs of 32 bytes in 226 steps of 6 took
     # 2.0 us, as one loop of 226 0.8. Not where the runs are memcpy's calls, or int64 the kernel gathers
     # in pairs (1784 of them: 2.4 us in 223 steps of 8, 4.1 swapped).
-    assert pricing.kernel_loops(axes, width)[2] == steps
-    if copy_kernel.available():
-        shape, dst, src = ([a[i] for a in axes] for i in range(3))
+    shape, dst, src = ([a[i] for a in axes] for i in range(3))
+    with swapping_up_to(1 << 20):
+        assert pricing.kernel_loops(axes, width)[2] == steps
         assert copy_kernel.loops(shape, dst, src, width) == pricing.kernel_loops(axes, width)
         assert_kernel_copy_equals_numpy(axes, width, False)  # the bytes land where the strides say
 
 
+@needs_kernel
+@pytest.mark.parametrize("bound", [1 << 20, 32 << 20])
 @pytest.mark.parametrize("run", [10, 16, 24, 72, 300, 1274])
-def test_a_short_tight_loop_is_swapped_for_a_longer_one_in_cache_or_under_short_runs(run):
+def test_a_short_tight_loop_is_swapped_for_a_longer_one_in_cache_or_under_short_runs(run, bound):
     # 23 rows of 8 runs, each row two runs of the source written 4 times: the tight loop of 2 runs is
-    # looped over the 23 rows instead (23 x 4 odometer steps become 4 x 2) when the step is small (its
-    # lines in cache) or its runs a vector at most. A piece of a large step (64 MiB) fetches its lines
-    # in strides when swapped: runs of 72 bytes took 2x as long, of 10 bytes 0.4x.
+    # looped over the 23 rows instead (23 x 4 odometer steps become 4 x 2) when the step is within the
+    # bound calibration measured (its lines in cache) or its runs a vector at most. A piece of a large
+    # step fetches its lines in strides when swapped: on a Zen 4 EPYC runs of 72 bytes into 64 MiB
+    # took 2x as long, of 10 bytes 0.4x.
     axes = ((23, 8 * run, 0), (4, 2 * run, 0), (2, run, 2 * run))
-    assert pricing.kernel_loops(axes, run)[2] == 8
-    assert pricing.kernel_loops(axes, run, 64 << 20)[2] == (8 if run <= 16 else 92)
-    # The same rows 20 times over: a step of 3.7 KiB to 4.5 MiB, the kernel's own choice too.
-    many = ((20, 184 * run, 0), *axes)
-    swapped = run <= 16 or 20 * 184 * run <= 1 << 20
-    assert pricing.kernel_loops(many, run)[2] == (20 * 8 if swapped else 20 * 92)
-    if copy_kernel.available():
+    many = ((20, 184 * run, 0), *axes)  # the same rows 20 times over: a step of 3.7 KiB to 4.5 MiB
+    with swapping_up_to(bound):
+        assert pricing.kernel_loops(axes, run)[2] == 8
+        assert pricing.kernel_loops(axes, run, 64 << 20)[2] == (8 if run <= 16 else 92)
+        swapped = run <= 16 or 20 * 184 * run <= bound
+        assert pricing.kernel_loops(many, run)[2] == (20 * 8 if swapped else 20 * 92)
         for case in (axes, many):
             shape, dst, src = ([a[i] for a in case] for i in range(3))
             assert copy_kernel.loops(shape, dst, src, run) == pricing.kernel_loops(case, run)
+
+
+@needs_kernel
+@pytest.mark.parametrize("blocks", [64, 128, 256])
+def test_the_loop_swapped_in_is_the_longest_whose_lines_stay_in_cache(blocks):
+    # A Tile of [blocks, 128, 128] int8 by [1, 2, 2]: runs of 128 bytes, two per odometer step. The 128
+    # rows of a block span 32 KiB of the output and are looped over in their place, also where more
+    # blocks than rows span far more (256 blocks: 16 MiB, never a pass that stays in cache).
+    row = 128
+    axes = ((blocks, 512 * row, 128 * row), (2, 256 * row, 0), (128, 2 * row, row), (2, row, 0))
+    with swapping_up_to(1 << 40):
+        assert pricing.kernel_loops(axes, row)[:3] == (row, blocks * 512, blocks * 4)
+        shape, dst, src = ([a[i] for a in axes] for i in range(3))
+        assert copy_kernel.loops(shape, dst, src, row) == pricing.kernel_loops(axes, row)
+    with swapping_up_to(0):  # past the bound: the two runs stay the tight loop
+        assert pricing.kernel_loops(axes, row)[:3] == (row, blocks * 512, blocks * 256)
+
+
+@needs_kernel
+def test_the_odometer_step_is_timed_on_loops_the_kernel_keeps():
+    # Calibration times a step on rows STEP_ROWS to a step; were that loop swapped for the longer one
+    # outside it, the steps would be gone from what it times (loops of 8 were, once the kernel swapped
+    # those: 1.2 ns a step came out where steps took 5-6).
+    n, width = 2048, 12
+    with swapping_up_to(1 << 40):
+        assert copy_kernel.loops(*costs.stepped_rows(n, width), width)[2] == n // costs.STEP_ROWS

@@ -149,9 +149,9 @@ def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     assert costs.machine_costs() == costs.DEFAULT
 
 
-@pytest.mark.parametrize("ratio,long_ratio", [(1.1, 1.3), (10.0, 1.0)])
+@pytest.mark.parametrize("ratio,long_ratio,swap", [(1.1, 1.3, 32 << 20), (10.0, 1.0, 0)])
 def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_faster(
-    tmp_path, monkeypatch, ratio, long_ratio
+    tmp_path, monkeypatch, ratio, long_ratio, swap
 ):
     # memmove of 64 KiB misaligned took 10x its aligned time on the AMD machines where the slow case
     # was found, 1.1x on a later EPYC, where the kernel's store loop around it then took 2x memcpy's;
@@ -162,21 +162,28 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
     monkeypatch.delenv("DMLTILE_MACHINE", raising=False)
     monkeypatch.delenv("DMLTILE_CALIBRATE", raising=False)
     measured = costs.CopyCosts(
-        misaligned_ratio=ratio, long_avx_ratio=long_ratio, calibrated=True, kernel_calibrated=True
+        misaligned_ratio=ratio,
+        long_avx_ratio=long_ratio,
+        swap_bytes=swap,
+        calibrated=True,
+        kernel_calibrated=True,
     )
     monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
     monkeypatch.setattr(costs, "calibrate", lambda machine, **_: measured)
     monkeypatch.setattr(costs, "_costs", None)
-    before = copy_kernel.movsb_cliff(), copy_kernel.long_avx()
+    before = copy_kernel.movsb_cliff(), copy_kernel.long_avx(), copy_kernel.swap_step()
     try:
         copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # each told the opposite first
         copy_kernel.long_avx(long_ratio < costs.LONG_AVX_GAIN)
+        copy_kernel.swap_step(MIB)
         loaded = costs.machine_costs()
         assert loaded.movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
         assert loaded.long_avx == (long_ratio > costs.LONG_AVX_GAIN) == copy_kernel.long_avx()
+        assert copy_kernel.swap_step() == swap
     finally:
         copy_kernel.movsb_cliff(before[0])
         copy_kernel.long_avx(before[1])
+        copy_kernel.swap_step(before[2])
 
 
 def test_memory_rates_are_measured_past_the_larger_of_the_reported_and_measured_last_level(
@@ -269,6 +276,9 @@ def test_calibration_measures_every_figure_on_the_given_machine(l2, llc, cpus):
     rates = [v for k, v in dataclasses.asdict(measured).items() if k.endswith("_ns")]
     assert all(0 <= v < math.inf for v in rates) and measured.call_ns > 0 and measured.byte_mem_ns > 0
     assert 0 < measured.misaligned_ratio < math.inf and 0 < measured.long_avx_ratio < math.inf
+    # The loop swap's bound: 0 or one of the doubling outputs it was timed on, within the 16 MiB given.
+    swaps = [costs.SWAP_FIRST << k for k in range(4)]
+    assert measured.swap_bytes in ([0, *swaps] if copy_kernel.available() else [costs.DEFAULT.swap_bytes])
     if cpus == 1:  # one core: a second thread is never worth it
         assert measured.handoff_ns > 1e9 and measured.byte_mem2_ns == measured.byte_mem_ns
 
@@ -365,12 +375,13 @@ def test_two_threads_edge_is_the_last_size_nearer_the_caches_rate_than_memorys()
 
 def test_several_calibrations_give_each_time_the_least_measured_and_the_median_edge():
     runs = [
-        dataclasses.replace(BENCH, byte_l2_ns=0.04, share_ns=700.0, llc2_bytes=16 * MIB),
-        dataclasses.replace(BENCH, byte_l2_ns=0.02, share_ns=900.0, llc2_bytes=0),
-        dataclasses.replace(BENCH, byte_l2_ns=0.03, share_ns=800.0, llc2_bytes=32 * MIB),
+        dataclasses.replace(BENCH, byte_l2_ns=0.04, share_ns=700.0, llc2_bytes=16 * MIB, swap_bytes=0),
+        dataclasses.replace(BENCH, byte_l2_ns=0.02, share_ns=900.0, llc2_bytes=0, swap_bytes=64 * MIB),
+        dataclasses.replace(BENCH, byte_l2_ns=0.03, share_ns=800.0, llc2_bytes=32 * MIB, swap_bytes=MIB),
     ]
     merged = costs.least_of(runs)
     assert (merged.byte_l2_ns, merged.share_ns, merged.llc2_bytes) == (0.02, 700.0, 16 * MIB)
+    assert merged.swap_bytes == MIB  # sizes where a rate changes: the median, as two threads' edge
     assert (merged.llc_bytes, merged.kernel_shares) == (BENCH.llc_bytes, BENCH.kernel_shares)
     # Two threads' memory rates, which switch between a fast and a slow one on some hosts, are the
     # typical ones: one calibration that met the fast rate does not set them.

@@ -37,7 +37,7 @@
 #define NOINLINE __attribute__((noinline))
 #endif
 
-#define ABI 11 /* bump when a signature or the step encoding changes: the loader refuses others */
+#define ABI 12 /* bump when a signature or the step encoding changes: the loader refuses others */
 #define MAX_DIMS 32
 #define LINE 64
 #define STEP_HEADER 10
@@ -584,24 +584,34 @@ static void gather(char *d, const char *src, int64_t count, int64_t d_step, int6
  * innermost axis becomes one run when it is contiguous in both (a copy) or contiguous in dst and
  * broadcast in src (a fill); a short run repeated back to back along the next axis is a fill of the
  * whole row with the run as its element; the axis just outside the runs is a tight loop, the rest an
- * odometer. A tight loop of a few runs under many odometer steps (a row of 10 bytes repeated twice,
- * 980 times) pays a step per couple of runs: the largest outer axis is looped over instead, when its
- * destination span stays within SWAP_SPAN (then its lines stay in cache between the passes), and
- * either the runs are a vector at most (SWAP_RUN) or the whole step writes SWAP_STEP bytes at most.
- * Passes over lines not yet in cache fetch them in strides, slowly: swapped, runs of 72 bytes into a
- * 64 MiB output took 2x as long as unswapped, of 256 bytes 2.5x, of 24 bytes as long, of 10 bytes
- * 0.4x; into 1 MiB each was 1.3-4x faster swapped. (A step's lines are taken to be in cache when it
- * is small: plans write large outputs in large steps.) A loop of up to SWAP_MAX runs is swapped, of
- * up to SWAP_WIDE when its runs are moved inline (FEW_MAX bytes at most) and not gathered 16 bytes at
- * a time (joined int32 or int64, see runs): 1356 runs of 32 bytes in 226 steps of 6 took 2.0 us, as
- * one loop 0.8; 1784 int64 gathered in 223 steps of 8 took 2.4 us, swapped 4.1; 3060 runs of 70
- * bytes (memcpy's) swapped out of steps of 5 were priced under a gather and took 1.1x as long.
+ * odometer. A tight loop of a few runs under many odometer steps (a row of 10 bytes repeated twice, 980
+ * times) pays a step per couple of runs: the largest outer axis whose destination span stays within
+ * SWAP_SPAN (then its lines stay in cache between the passes) is looped over instead, when either the
+ * runs are a vector at most (SWAP_RUN) or the whole step writes swap_step bytes at most. Passes
+ * over lines not yet in cache fetch them in strides, slowly, and where that starts to cost is the
+ * machine's: on a Zen 4 EPYC, swapped, runs of 72 bytes into a 64 MiB output took 2x as long as
+ * unswapped, of 256 bytes 2.5x, into 1 MiB each 1.3-4x less; on a Zen 5 EPYC runs of 128 bytes
+ * into 16 MiB took 0.6x as long swapped, into 32 MiB 0.9x, into 64 MiB as long. Calibration measures
+ * it and sets swap_step through dmltile_swap_step; until then 1 MiB. (A step's lines are taken to be in
+ * cache when it is small: plans write large outputs in large steps.) A loop of up to SWAP_MAX runs is
+ * swapped, of up to SWAP_WIDE when its runs are moved inline (FEW_MAX bytes at most) and not gathered
+ * 16 bytes at a time (joined int32 or int64, see runs): 1356 runs of 32 bytes in 226 steps of 6 took
+ * 2.0 us, as one loop 0.8; 1784 int64 gathered in 223 steps of 8 took 2.4 us, swapped 4.1; 3060 runs of
+ * 70 bytes (memcpy's) swapped out of steps of 5 were priced under a gather and took 1.1x as long.
  * pricing.py's kernel_loops mirrors this; the tests hold the two equal through dmltile_loops. */
 #define SWAP_MAX 4
 #define SWAP_WIDE 8
 #define SWAP_RUN 16
-#define SWAP_STEP (1 << 20)
 #define SWAP_SPAN (256 << 10)
+static int64_t swap_step = 1 << 20;
+
+/* Sets the largest step (bytes written) in which a short loop of runs longer than SWAP_RUN is swapped
+ * (bytes >= 0) and returns it. */
+EXPORT int64_t dmltile_swap_step(int64_t bytes) {
+    if (bytes >= 0) swap_step = bytes;
+    return swap_step;
+}
+
 typedef struct {
     int outer, loop, fill, joined; /* joined: each item starts where the one before it ends */
     int64_t run, unit;
@@ -654,12 +664,13 @@ static loops_t plan_loops(int ndim, int64_t *shape, int64_t *d_str, int64_t *s_s
     }
     int gathered = l.loop >= 0 && d_str[l.loop] == l.run && (l.run == 4 || l.run == 8);
     int most = l.run <= FEW_MAX && !gathered ? SWAP_WIDE : SWAP_MAX;
-    if (l.loop >= 1 && shape[l.loop] <= most && (l.run <= SWAP_RUN || whole <= SWAP_STEP)) {
-        int k = 0;
-        for (int i = 1; i < l.loop; i++)
-            if (shape[i] > shape[k]) k = i;
-        int64_t span = (d_str[k] < 0 ? -d_str[k] : d_str[k]) * shape[k];
-        if (shape[k] >= 4 * shape[l.loop] && span <= SWAP_SPAN) {
+    if (l.loop >= 1 && shape[l.loop] <= most && (l.run <= SWAP_RUN || whole <= swap_step)) {
+        int k = -1;
+        for (int i = 0; i < l.loop; i++) {
+            int64_t span = (d_str[i] < 0 ? -d_str[i] : d_str[i]) * shape[i];
+            if (span <= SWAP_SPAN && (k < 0 || shape[i] > shape[k])) k = i;
+        }
+        if (k >= 0 && shape[k] >= 4 * shape[l.loop]) {
             int64_t t;
             t = shape[k], shape[k] = shape[l.loop], shape[l.loop] = t;
             t = d_str[k], d_str[k] = d_str[l.loop], d_str[l.loop] = t;
