@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-ABI = 12  # must match ABI in kernel/copy_kernel.c
+ABI = 13  # must match ABI in kernel/copy_kernel.c
 MAX_DIMS = 32
 STEP_HEADER = 10  # must match STEP_HEADER in kernel/copy_kernel.c
 SHARE_PIECES = 16  # a step run on two threads is cut into up to this many pieces, taken in turn
@@ -139,6 +139,13 @@ def long_avx(on: bool | None = None) -> bool:
     rather than a call of memcpy each (not until told: calibration measures which is faster on this
     CPU); with ``on``, sets it first. False without the kernel."""
     return _switch("dmltile_long_avx", on)
+
+
+def big_movsb(on: bool | None = None) -> bool:
+    """Whether the loaded kernel moves runs past 8 KiB with rep movsb itself rather than a call of
+    memcpy (not until told: calibration measures which is faster on this CPU); with ``on``, sets it
+    first. False without the kernel."""
+    return _switch("dmltile_big_movsb", on)
 
 
 def swap_step(nbytes: int | None = None) -> int:

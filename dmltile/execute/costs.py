@@ -44,7 +44,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 45
+FORMAT = 46
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,9 @@ class CopyCosts:
     # The kernel's runs of 2880 bytes into 8 MiB, each a call of memcpy, over the same with its own
     # aligned 32-byte moves (long_avx)
     long_avx_ratio: float = 1.0
+    # Runs of twice L2 written past the last level, each a call of memcpy, over the same with rep movsb
+    # (big_movsb)
+    big_movsb_ratio: float = 1.0
     # The largest step (bytes written) in which the kernel loops over a larger outer axis in place of a
     # short tight loop of runs longer than 16 bytes: the largest output measured faster that way
     swap_bytes: int = 1 << 20
@@ -234,7 +237,14 @@ class CopyCosts:
         """Whether the copy kernel moves runs of 512 bytes to 8 KiB with 32-byte moves of its own: where
         they were measured faster than memcpy's (on a Zen 5 EPYC, 1.3-1.9x for runs of 960-4096 bytes
         written past L2)."""
-        return self.long_avx_ratio > LONG_AVX_GAIN
+        return self.long_avx_ratio > MOVES_GAIN
+
+    @property
+    def big_movsb(self) -> bool:
+        """Whether the copy kernel moves runs past 8 KiB with rep movsb itself: where that was measured
+        faster than memcpy, whose loop of vector stores past L2 on AMD CPUs took 1.1-2.1x as long on a
+        Zen 5 EPYC for runs of 1.8-2 MiB written into 38-256 MiB."""
+        return self.big_movsb_ratio > MOVES_GAIN
 
     @property
     def block_bytes(self) -> int:
@@ -245,7 +255,9 @@ class CopyCosts:
 
 
 MOVSB_CLIFF = 2.0  # a misaligned_ratio past this is a slow case worth the detours around it
-LONG_AVX_GAIN = 1.05  # a long_avx_ratio past this takes the kernel's own moves (less is a tie)
+# A ratio of memcpy's time to the kernel's own moves (long_avx_ratio, big_movsb_ratio) past this takes
+# them (less is a tie)
+MOVES_GAIN = 1.05
 DEFAULT = CopyCosts()
 _lock = threading.Lock()
 _costs: CopyCosts | None = None
@@ -289,6 +301,7 @@ def machine_costs() -> CopyCosts:
             copy_kernel.movsb_cliff(_costs.movsb_cliff)
             copy_kernel.long_avx(_costs.long_avx)
             copy_kernel.swap_step(_costs.swap_bytes)
+            copy_kernel.big_movsb(_costs.big_movsb)
         return _costs
 
 
@@ -602,7 +615,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
             b_llc2, b_mem2, b_near2, b_small2, thread, moved = b_llc, b_mem, b_llc, b_l2, 1e3, b_far
             llc2, b_far2 = 0, 0.0
         mem_src, mem_src2 = _memory_source(dst, row, machine.cpus > 1)
-        kernel = _kernel_costs(dst, src, pool, b_l2) if copy_kernel.available() else {}
+        kernel = _kernel_costs(dst, src, pool, b_l2, l2) if copy_kernel.available() else {}
     finally:
         pool.shutdown()
     ns = 1e9
@@ -704,7 +717,7 @@ def two_thread_edge(sizes: list[int], rates: list[float]) -> int:
     return sizes[at] if ends else 0
 
 
-def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dict:
+def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float, l2: int) -> dict:
     """The copy kernel's call cost, cost per run (streamed, and short ones with ordinary stores) and
     streaming rates (one and two threads), in ns,
     writing ``dst`` (far larger than the cache) from ``src`` (a block that stays in L2)."""
@@ -774,6 +787,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
     t_avx = program(*long_shape, 1, 3)
     copy_kernel.long_avx(before)
     swap = _swap_bytes(dst)
+    big = _big_movsb_ratio(dst, 2 * l2)
     nbytes = rows * block
     copy = max(0.0, t_calls - call - m * 72 * byte_l2) / m  # its bytes priced apart
     bounce, bounce2 = _bounce_rates(dst, src, t_long / nbytes, t_two / nbytes, copy)
@@ -796,6 +810,7 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float) -> dic
         "kernel_line_ns": line * ns,
         "long_avx_ratio": t_memcpy / t_avx,
         "swap_bytes": swap,
+        "big_movsb_ratio": big,
         "kernel_calibrated": True,
     }
 
@@ -844,6 +859,30 @@ def _swap_bytes(dst: np.ndarray) -> int:
     finally:
         copy_kernel.swap_step(before)
     return found
+
+
+# Where rep movsb and memcpy are compared: past the last level of most machines, where the two differ
+# most on the Zen 5 EPYC (2.1x into 38 MiB, 1.26x into 64, 1.2x into 128).
+BIG_MOVSB_BYTES = 64 << 20
+
+
+def _big_movsb_ratio(dst: np.ndarray, run: int) -> float:
+    """The kernel's time for runs of ``run`` bytes (twice L2) written into the first half of ``dst``
+    (up to BIG_MOVSB_BYTES of it), each from the same source in its second half, with memcpy, over its
+    time with rep movsb; the switch then as it was (machine_costs sets it)."""
+    half = dst.size // 2
+    count = max(1, min(BIG_MOVSB_BYTES, half) // run)
+    call = copy_kernel.step_call(
+        copy_kernel.address(dst), copy_kernel.address(dst[half:]), (count, run), (run, 1), (0, 1), 1
+    )
+    before, times = copy_kernel.big_movsb(), []
+    try:
+        for on in (False, True):
+            copy_kernel.big_movsb(on)
+            times.append(_best(call, 1, 3))
+    finally:
+        copy_kernel.big_movsb(before)
+    return times[0] / times[1]
 
 
 # Copies of short runs that follow one another, streamed through the copy kernel's buffer, pay per

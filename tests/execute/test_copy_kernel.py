@@ -632,13 +632,26 @@ def movsb_cliff(request):
     copy_kernel.movsb_cliff(before)
 
 
+@pytest.fixture(params=[True, False], ids=["big-movsb", "big-memcpy"])
+def big_movsb(request):
+    """The kernel told to move runs past 8 KiB with rep movsb, or with memcpy (as calibration tells it),
+    its own moves for shorter runs switched off (memcpy's, as on a CPU where they are not faster); both
+    restored afterwards."""
+    before = copy_kernel.big_movsb(), copy_kernel.long_avx()
+    assert copy_kernel.big_movsb(request.param) == request.param
+    copy_kernel.long_avx(False)
+    yield request.param
+    copy_kernel.big_movsb(before[0])
+    copy_kernel.long_avx(before[1])
+
+
 @needs_kernel
 @pytest.mark.parametrize("shift", [0, 8, 16, 24, 40])
-@pytest.mark.parametrize("run", [2056, 4104, 6000])
-def test_long_runs_copy_exactly_at_every_misalignment(shift, run, movsb_cliff):
+@pytest.mark.parametrize("run", [2056, 4104, 6000, 8193, 70001])
+def test_long_runs_copy_exactly_at_every_misalignment(shift, run, movsb_cliff, big_movsb):
     # Runs past 2048 bytes whose destination sits ``shift`` bytes (mod 64) past the source take a
-    # loop of their own in the kernel where memcpy's rep movsb is slow there, memcpy where it is not:
-    # the bytes must not change either way.
+    # loop of their own in the kernel where memcpy's rep movsb is slow there, memcpy where it is not,
+    # and past 8 KiB rep movsb itself where calibration found it faster: the bytes must not change.
     rows = 5
     src = np.random.default_rng(run).integers(0, 256, rows * run + 64, dtype=np.uint8)
     raw, expect = np.zeros(rows * run + 128, np.uint8), np.zeros(rows * run + 128, np.uint8)

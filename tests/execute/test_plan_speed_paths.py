@@ -149,9 +149,9 @@ def test_calibration_is_cached_and_falls_back(tmp_path, monkeypatch):
     assert costs.machine_costs() == costs.DEFAULT
 
 
-@pytest.mark.parametrize("ratio,long_ratio,swap", [(1.1, 1.3, 32 << 20), (10.0, 1.0, 0)])
+@pytest.mark.parametrize("ratio,long_ratio,big,swap", [(1.1, 1.3, 1.3, 32 << 20), (10.0, 1.0, 1.0, 0)])
 def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_faster(
-    tmp_path, monkeypatch, ratio, long_ratio, swap
+    tmp_path, monkeypatch, ratio, long_ratio, big, swap
 ):
     # memmove of 64 KiB misaligned took 10x its aligned time on the AMD machines where the slow case
     # was found, 1.1x on a later EPYC, where the kernel's store loop around it then took 2x memcpy's;
@@ -164,6 +164,7 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
     measured = costs.CopyCosts(
         misaligned_ratio=ratio,
         long_avx_ratio=long_ratio,
+        big_movsb_ratio=big,
         swap_bytes=swap,
         calibrated=True,
         kernel_calibrated=True,
@@ -171,16 +172,24 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
     monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
     monkeypatch.setattr(costs, "calibrate", lambda machine, **_: measured)
     monkeypatch.setattr(costs, "_costs", None)
-    before = copy_kernel.movsb_cliff(), copy_kernel.long_avx(), copy_kernel.swap_step()
+    before = (
+        copy_kernel.movsb_cliff(),
+        copy_kernel.long_avx(),
+        copy_kernel.swap_step(),
+        copy_kernel.big_movsb(),
+    )
     try:
         copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # each told the opposite first
-        copy_kernel.long_avx(long_ratio < costs.LONG_AVX_GAIN)
+        copy_kernel.long_avx(long_ratio < costs.MOVES_GAIN)
+        copy_kernel.big_movsb(big < costs.MOVES_GAIN)
         copy_kernel.swap_step(MIB)
         loaded = costs.machine_costs()
         assert loaded.movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
-        assert loaded.long_avx == (long_ratio > costs.LONG_AVX_GAIN) == copy_kernel.long_avx()
+        assert loaded.long_avx == (long_ratio > costs.MOVES_GAIN) == copy_kernel.long_avx()
         assert copy_kernel.swap_step() == swap
+        assert loaded.big_movsb == (big > costs.MOVES_GAIN) == copy_kernel.big_movsb()
     finally:
+        copy_kernel.big_movsb(before[3])
         copy_kernel.movsb_cliff(before[0])
         copy_kernel.long_avx(before[1])
         copy_kernel.swap_step(before[2])
@@ -276,6 +285,7 @@ def test_calibration_measures_every_figure_on_the_given_machine(l2, llc, cpus):
     rates = [v for k, v in dataclasses.asdict(measured).items() if k.endswith("_ns")]
     assert all(0 <= v < math.inf for v in rates) and measured.call_ns > 0 and measured.byte_mem_ns > 0
     assert 0 < measured.misaligned_ratio < math.inf and 0 < measured.long_avx_ratio < math.inf
+    assert 0 < measured.big_movsb_ratio < math.inf
     # The loop swap's bound: 0 or one of the doubling outputs it was timed on, within the 16 MiB given.
     swaps = [costs.SWAP_FIRST << k for k in range(4)]
     assert measured.swap_bytes in ([0, *swaps] if copy_kernel.available() else [costs.DEFAULT.swap_bytes])
