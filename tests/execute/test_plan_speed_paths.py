@@ -304,6 +304,36 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
+def test_runs_too_short_for_rep_movsb_pay_their_measured_extra_past_l2():
+    # Runs of up to 8 KiB are written with vector stores, longer ones with rep movsb at the rates
+    # calibration measures on long rows. A 38 MiB Tile of 960-byte rows gathered on two threads took
+    # 673 us where its temporary's runs of 34560 bytes took 391, both priced at one rate.
+    extra = 0.004
+    model, flat = (dataclasses.replace(BENCH, short_run_ns=ns) for ns in (extra, 0.0))
+    rows = ((40000, 960, 0), (240, 4, 4))  # 38 MiB of 960-byte rows
+    nbytes = 40000 * 960
+    charged = pricing.gather_cost(rows, 4, model, 1)
+    assert charged == pytest.approx(tuple(t + nbytes * extra for t in pricing.gather_cost(rows, 4, flat, 1)))
+    numpy_rows = pricing.numpy_cost(rows, 4, model, 1)[0] - pricing.numpy_cost(rows, 4, flat, 1)[0]
+    assert numpy_rows == pytest.approx(nbytes * extra)
+    # Runs past 8 KiB, and any runs into a destination within L2, are not charged.
+    long_rows = ((1100, 34560, 0), (8640, 4, 4))
+    assert pricing.numpy_cost(long_rows, 4, model, 1) == pricing.numpy_cost(long_rows, 4, flat, 1)
+    small = ((100, 960, 0), (240, 4, 4))
+    assert pricing.gather_cost(small, 4, model, 1) == pricing.gather_cost(small, 4, flat, 1)
+    # 1.5 MiB: past twice L2 for one thread, within each of two threads' share of that (a gather of
+    # 1-2 MiB charged on two threads went to one thread's fan-out, 1.5-1.7x slower).
+    mid = ((1638, 960, 0), (240, 4, 4))
+    (one, two), (flat_one, flat_two) = (pricing.gather_cost(mid, 4, m, 1) for m in (model, flat))
+    assert one == pytest.approx(flat_one + 1638 * 960 * extra) and two == flat_two
+    if copy_kernel.available():  # the kernel's plain copies: its runs as it loops over them
+        kernel_rows = (
+            pricing.plain_kernel_cost(rows, 4, model)[0] - pricing.plain_kernel_cost(rows, 4, flat)[0]
+        )
+        assert kernel_rows == pytest.approx(nbytes * extra)
+        assert pricing.plain_kernel_cost(long_rows, 4, model) == pricing.plain_kernel_cost(long_rows, 4, flat)
+
+
 def test_a_streamed_source_past_the_last_level_costs_what_reading_it_from_memory_was_measured_to_add():
     model = dataclasses.replace(EPYC, mem_src_ns=0.015, mem_src2_ns=0.005, kernel_byte2_ns=0.02)
     assert model.memory_src_ns(8 * MIB) == 0.0  # within one thread's last level
