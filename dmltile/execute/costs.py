@@ -588,9 +588,9 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     # on one thread at 77 us where two took 46.
     b_llc = rate(mid, row, 1, as_used=True)
     b_mem = rate(mem_bytes, row, 1, as_used=False)
-    # Runs too short for rep movsb (vector stores, each line read before it is written) into the same
-    # destination: on a Zen 5 EPYC runs of 960 bytes took 1.3x the long rows' time into 4 MiB, 2.6x
-    # into 38 MiB, 1.15x into 128 (runs of 2-8 KiB, rep movsb's start-up, 1.5-1.0x into 4 MiB).
+    # Runs too short for rep movsb (vector stores, or rep movsb's start-up) into the same destination:
+    # on a Zen 5 EPYC rows of 960 bytes took 1.1-1.3x the long rows' time into 4 MiB and 1.7x into 32,
+    # rows of 2446 bytes 1.4-1.5x into 4-8 MiB.
     b_short = max(0.0, rate(mid, src[:SHORT_RUN], 1, as_used=True) - b_llc)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1, as_used=False) - rate(mid, row, 1, as_used=False))

@@ -46,7 +46,7 @@ def short_run_ns(run: int, dst_span: int, costs: CopyCosts, threads: int = 1) ->
     where each thread's share spans more than twice L2 (where the rates reach the last level's), else
     nothing. A 38 MiB Tile of 960-byte rows gathered on two threads took 673 us where its temporary's
     runs of 34560 bytes took 391, both priced at one rate (465 and 452 us); charged on outputs of just
-    past L2, two threads' gathers of 1-2 MiB went to one thread's fan-outs 1.5-1.7x slower."""
+    past L2, two threads' plans of 1-2 MiB went to one thread's fan-outs 1.5-1.7x slower."""
     far = dst_span > threads * 2 * costs.l2_bytes
     return costs.short_run_ns if run <= SHORT_RUN_MAX and far else 0.0
 

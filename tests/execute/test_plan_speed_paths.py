@@ -321,8 +321,8 @@ def test_runs_too_short_for_rep_movsb_pay_their_measured_extra_past_l2():
     assert pricing.numpy_cost(long_rows, 4, model, 1) == pricing.numpy_cost(long_rows, 4, flat, 1)
     small = ((100, 960, 0), (240, 4, 4))
     assert pricing.gather_cost(small, 4, model, 1) == pricing.gather_cost(small, 4, flat, 1)
-    # 1.5 MiB: past twice L2 for one thread, within each of two threads' share of that (a gather of
-    # 1-2 MiB charged on two threads went to one thread's fan-out, 1.5-1.7x slower).
+    # 1.5 MiB: past twice L2 for one thread, within each of two threads' share of that (plans of 1-2
+    # MiB charged on two threads went to one thread's fan-outs, 1.5-1.7x slower).
     mid = ((1638, 960, 0), (240, 4, 4))
     (one, two), (flat_one, flat_two) = (pricing.gather_cost(mid, 4, m, 1) for m in (model, flat))
     assert one == pytest.approx(flat_one + 1638 * 960 * extra) and two == flat_two
