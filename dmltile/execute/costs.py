@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, fields, replace
+from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
@@ -785,15 +786,10 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float, l2: in
     m = min(n, src.size // 72)
     t_calls = program((m,), (144,), (72,), 72, 20)
     # Runs of 2880 bytes (past MEDIUM_MAX, not a multiple of 64) into 8 MiB, past L2: a call of memcpy
-    # each, then the kernel's own moves; the switch then as it was (machine_costs sets it).
+    # each, then the kernel's own moves.
     long_run = 2880
     long_shape = ((8 << 20) // long_run, long_run), (long_run, 1), (0, 1)
-    before = copy_kernel.long_avx()
-    copy_kernel.long_avx(False)
-    t_memcpy = program(*long_shape, 1, 3)
-    copy_kernel.long_avx(True)
-    t_avx = program(*long_shape, 1, 3)
-    copy_kernel.long_avx(before)
+    t_memcpy, t_avx = _timed_with(copy_kernel.long_avx, (False, True), lambda: program(*long_shape, 1, 3))
     swap = _swap_bytes(dst)
     big = _big_movsb_ratio(dst, 2 * l2)
     nbytes = rows * block
@@ -821,6 +817,20 @@ def _kernel_costs(dst: np.ndarray, src: np.ndarray, pool, byte_l2: float, l2: in
         "big_movsb_ratio": big,
         "kernel_calibrated": True,
     }
+
+
+def _timed_with(setting, values, timed) -> list[float]:
+    """``timed()`` with the kernel's ``setting`` (a copy_kernel switch or bound) at each of ``values``
+    in turn, the setting then as it was (machine_costs sets it from what calibration measured)."""
+    before = setting()
+    times = []
+    try:
+        for value in values:
+            setting(value)
+            times.append(timed())
+    finally:
+        setting(before)
+    return times
 
 
 # Rows per odometer step where the step's cost is timed: more than any tight loop the kernel swaps for
@@ -851,21 +861,16 @@ def _swap_bytes(dst: np.ndarray) -> int:
     long into 64 MiB; on a Zen 4 EPYC 2-2.5x as long into 64 MiB."""
     row, address = SWAP_ROW, copy_kernel.address
     wide = 2 * row
-    before, found, size = copy_kernel.swap_step(), 0, SWAP_FIRST
-    try:
-        while size + size // 4 <= dst.size:
-            shape = (size // (256 * wide), 2, 128, 2)
-            strides = (256 * wide, 128 * wide, wide, row), (128 * row, 0, row, 0)
-            call = copy_kernel.step_call(address(dst), address(dst[size:]), shape, *strides, row)
-            times = []
-            for step in (0, size):  # the kernel's bound below the step, then at it
-                copy_kernel.swap_step(step)
-                times.append(_best(call, 1, 3))
-            if times[1] >= times[0]:
-                break
-            found, size = size, 2 * size
-    finally:
-        copy_kernel.swap_step(before)
+    found, size = 0, SWAP_FIRST
+    while size + size // 4 <= dst.size:
+        shape = (size // (256 * wide), 2, 128, 2)
+        strides = (256 * wide, 128 * wide, wide, row), (128 * row, 0, row, 0)
+        call = copy_kernel.step_call(address(dst), address(dst[size:]), shape, *strides, row)
+        # the kernel's bound below the step, then at it
+        unswapped, swapped = _timed_with(copy_kernel.swap_step, (0, size), partial(_best, call, 1, 3))
+        if swapped >= unswapped:
+            break
+        found, size = size, 2 * size
     return found
 
 
@@ -877,20 +882,14 @@ BIG_MOVSB_BYTES = 64 << 20
 def _big_movsb_ratio(dst: np.ndarray, run: int) -> float:
     """The kernel's time for runs of ``run`` bytes (twice L2) written into the first half of ``dst``
     (up to BIG_MOVSB_BYTES of it), each from the same source in its second half, with memcpy, over its
-    time with rep movsb; the switch then as it was (machine_costs sets it)."""
+    time with rep movsb."""
     half = dst.size // 2
     count = max(1, min(BIG_MOVSB_BYTES, half) // run)
     call = copy_kernel.step_call(
         copy_kernel.address(dst), copy_kernel.address(dst[half:]), (count, run), (run, 1), (0, 1), 1
     )
-    before, times = copy_kernel.big_movsb(), []
-    try:
-        for on in (False, True):
-            copy_kernel.big_movsb(on)
-            times.append(_best(call, 1, 3))
-    finally:
-        copy_kernel.big_movsb(before)
-    return times[0] / times[1]
+    t_memcpy, t_movsb = _timed_with(copy_kernel.big_movsb, (False, True), lambda: _best(call, 1, 3))
+    return t_memcpy / t_movsb
 
 
 # Copies of short runs that follow one another, streamed through the copy kernel's buffer, pay per

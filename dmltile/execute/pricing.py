@@ -294,9 +294,9 @@ FEW_COUNT = 4
 
 def kernel_work_ns(
     axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None, buffered: bool = False
-) -> tuple[float, int]:
-    """(ns, bytes) of the copy kernel's work over ``axes`` besides the bytes' rate: its odometer's
-    steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
+) -> tuple[float, int, int]:
+    """(ns, bytes, bytes per run) of the copy kernel's work over ``axes`` besides the bytes' rate: its
+    odometer's steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
     float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
     as long). A step over a few short runs (FEW_RUNS; ``buffered``: the runs go through the streaming
@@ -304,7 +304,7 @@ def kernel_work_ns(
     twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs."""
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
-        return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs
+        return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs, run
     few = not (buffered or fill) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= FEW_COUNT * steps
     step_ns = costs.kernel_loop_ns if few else costs.kernel_step_ns
     if fill:
@@ -315,7 +315,7 @@ def kernel_work_ns(
         per_run = costs.kernel_loop_ns
     else:  # 32-byte moves (AVX) or a call of memcpy: priced alike, as calibrated on runs of 72 bytes
         per_run = costs.kernel_copy_ns
-    return steps * step_ns + runs * per_run, run * runs
+    return steps * step_ns + runs * per_run, run * runs, run
 
 
 def plain_kernel_cost(
@@ -326,11 +326,10 @@ def plain_kernel_cost(
     a cost per odometer step and per run, and the bytes at the rate of where the destination lives.
     No call cost on one thread: a one-thread plan is one kernel call, priced once per plan."""
     w_axes, width = widen(axes, elem)
-    work, nbytes = kernel_work_ns(w_axes, width, costs)
+    work, nbytes, run = kernel_work_ns(w_axes, width, costs)
     per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
-    run = kernel_loops(w_axes, width)[0]
     one = per + nbytes * (costs.byte_ns(dst_span, 1) + short_run_ns(run, dst_span, costs) + far)
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
