@@ -257,12 +257,8 @@ def test_long_runs_equal_numpy_and_read_only_their_source(case, offset, own_move
     # Runs of 512 bytes to 8 KiB moved by the kernel itself (stores aligned, the first and last 32
     # bytes apart) or by memcpy, and longer ones by memcpy: every byte equals NumPy's copy, none
     # outside the output is written, no load passes the source.
-    before = copy_kernel.long_avx()
-    try:
-        assert copy_kernel.long_avx(own_moves) == own_moves
+    with kernel_set(copy_kernel.long_avx, own_moves):
         assert_kernel_copy_reads_only_its_source(*case, offset, False)
-    finally:
-        copy_kernel.long_avx(before)
 
 
 @st.composite
@@ -626,10 +622,8 @@ def test_short_rows_repeated_stream_as_a_fill_of_the_whole_row(monkeypatch, size
 def movsb_cliff(request):
     """The kernel told that this CPU's rep movsb has its slow misaligned case, or that it has not (as
     calibration tells it), and restored afterwards."""
-    before = copy_kernel.movsb_cliff()
-    assert copy_kernel.movsb_cliff(request.param) == request.param
-    yield request.param
-    copy_kernel.movsb_cliff(before)
+    with kernel_set(copy_kernel.movsb_cliff, request.param):
+        yield request.param
 
 
 @pytest.fixture(params=[True, False], ids=["big-movsb", "big-memcpy"])
@@ -637,12 +631,8 @@ def big_movsb(request):
     """The kernel told to move runs past 8 KiB with rep movsb, or with memcpy (as calibration tells it),
     its own moves for shorter runs switched off (memcpy's, as on a CPU where they are not faster); both
     restored afterwards."""
-    before = copy_kernel.big_movsb(), copy_kernel.long_avx()
-    assert copy_kernel.big_movsb(request.param) == request.param
-    copy_kernel.long_avx(False)
-    yield request.param
-    copy_kernel.big_movsb(before[0])
-    copy_kernel.long_avx(before[1])
+    with kernel_set(copy_kernel.big_movsb, request.param), kernel_set(copy_kernel.long_avx, False):
+        yield request.param
 
 
 @needs_kernel
@@ -775,15 +765,20 @@ def test_pricing_counts_the_loops_the_kernel_runs(case, swap_step):
 
 
 @contextlib.contextmanager
-def swapping_up_to(nbytes: int):
-    """The kernel told to swap short loops of long runs in steps of up to ``nbytes`` (as calibration
-    tells it what it measured), and restored afterwards."""
-    before = copy_kernel.swap_step()
+def kernel_set(setting, value):
+    """The kernel's ``setting`` (a copy_kernel switch or bound) set to ``value``, as calibration sets it
+    from what it measured, and restored afterwards."""
+    before = setting()
     try:
-        assert copy_kernel.swap_step(nbytes) == nbytes
-        yield
+        assert setting(value) == value
+        yield value
     finally:
-        copy_kernel.swap_step(before)
+        setting(before)
+
+
+def swapping_up_to(nbytes: int):
+    """The kernel told to swap short loops of long runs in steps of up to ``nbytes``."""
+    return kernel_set(copy_kernel.swap_step, nbytes)
 
 
 @needs_kernel

@@ -10,6 +10,7 @@ that assert which plan is chosen plan with cost models built in the test (``mach
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -26,6 +27,7 @@ from dmltile.execute import copy_plan as plan
 from dmltile.execute.machine import Machine, faked, this_machine
 from tests.exec_reference import DTYPES, descriptors
 from tests.execute.machines import BENCH, BENCH_NUMPY_ONLY, EPYC
+from tests.execute.test_copy_kernel import kernel_set
 from tests.execute.test_execution import assert_matches_naive
 
 KINDS = ["direct", "band", "gather", "temp", "double", "fanout"]
@@ -172,27 +174,20 @@ def test_the_kernel_takes_its_own_moves_only_where_calibration_measured_them_fas
     monkeypatch.setattr(costs, "measured_caches", lambda machine: machine)
     monkeypatch.setattr(costs, "calibrate", lambda machine, **_: measured)
     monkeypatch.setattr(costs, "_costs", None)
-    before = (
-        copy_kernel.movsb_cliff(),
-        copy_kernel.long_avx(),
-        copy_kernel.swap_step(),
-        copy_kernel.big_movsb(),
+    opposite = (  # each told the opposite first, restored afterwards
+        (copy_kernel.movsb_cliff, ratio < costs.MOVSB_CLIFF),
+        (copy_kernel.long_avx, long_ratio < costs.MOVES_GAIN),
+        (copy_kernel.big_movsb, big < costs.MOVES_GAIN),
+        (copy_kernel.swap_step, MIB),
     )
-    try:
-        copy_kernel.movsb_cliff(ratio < costs.MOVSB_CLIFF)  # each told the opposite first
-        copy_kernel.long_avx(long_ratio < costs.MOVES_GAIN)
-        copy_kernel.big_movsb(big < costs.MOVES_GAIN)
-        copy_kernel.swap_step(MIB)
+    with contextlib.ExitStack() as settings:
+        for setting, value in opposite:
+            settings.enter_context(kernel_set(setting, value))
         loaded = costs.machine_costs()
         assert loaded.movsb_cliff == (ratio > costs.MOVSB_CLIFF) == copy_kernel.movsb_cliff()
         assert loaded.long_avx == (long_ratio > costs.MOVES_GAIN) == copy_kernel.long_avx()
         assert copy_kernel.swap_step() == swap
         assert loaded.big_movsb == (big > costs.MOVES_GAIN) == copy_kernel.big_movsb()
-    finally:
-        copy_kernel.big_movsb(before[3])
-        copy_kernel.movsb_cliff(before[0])
-        copy_kernel.long_avx(before[1])
-        copy_kernel.swap_step(before[2])
 
 
 def test_memory_rates_are_measured_past_the_larger_of_the_reported_and_measured_last_level(
