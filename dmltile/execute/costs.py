@@ -45,7 +45,7 @@ import numpy as np
 from . import copy_kernel
 from .machine import Machine, cpu_model, this_machine
 
-FORMAT = 47
+FORMAT = 48
 
 
 @dataclass(frozen=True)
@@ -73,8 +73,9 @@ class CopyCosts:
     byte_near2_ns: float = 0.030  # both threads writing a destination of twice L2 (each half fits one L2)
     byte_small2_ns: float = 0.030  # both threads writing a destination of half of L2
     far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
-    # extra per byte of runs of SHORT_RUN bytes over long ones, both written into the last level
-    short_run_ns: float = 0.0
+    # what runs of SHORT_RUN bytes take beyond long ones, over long ones' time, both written into the
+    # last level
+    short_run_ratio: float = 0.0
     mem_src_ns: float = 0.015  # extra per byte when the source lives in memory, past the last level
     mem_src2_ns: float = 0.005  # the same with both threads copying (time per byte of the whole copy)
     moved_ns: float = 0.034  # per byte the calling thread just wrote that a second thread reads first
@@ -345,7 +346,7 @@ def _fallback(machine: Machine) -> CopyCosts:
     )
 
 
-SHORT_RUN = 960  # the run length short_run_ns is timed on
+SHORT_RUN = 960  # the run length short_run_ratio is timed on
 MEM_MAX = 256 << 20  # the largest buffer calibration writes: beyond the last level of most machines
 SLOWER = 1.25  # a rate this much slower than the level below it marks a level's edge
 
@@ -467,23 +468,25 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
     return least_of([_calibrate_once(mem_bytes, machine) for _ in range(CALIBRATION_RUNS)], typical)
 
 
-# Sizes found where a rate changes, which a busy machine moves either way: the median of calibrations.
-MEDIAN_SIZES = frozenset({"llc2_bytes", "swap_bytes"})
+# Sizes found where a rate changes, which a busy machine moves either way, and the share short runs add
+# to a rate, which it lowers as often as it raises (0.10-0.54 in fifteen calibrations on a Zen 5 EPYC,
+# where 960-byte rows took 1.3x as long as long ones): the median of calibrations.
+MEDIAN_FIELDS = frozenset({"llc2_bytes", "swap_bytes", "short_run_ratio"})
 
 
 def least_of(runs: list[CopyCosts], typical: frozenset[str] = TYPICAL_FIELDS) -> CopyCosts:
     """The figures of several calibrations on one machine: each time the least one measured, since a
-    busy machine only ever adds time, except the MEDIAN_SIZES and the ``typical`` figures: the
+    busy machine only ever adds time, except the MEDIAN_FIELDS and the ``typical`` figures: the
     median."""
     merged: dict[str, Any] = {}
     for f in fields(CopyCosts):
         values = [getattr(run, f.name) for run in runs]
         if f.name in typical:
             merged[f.name] = TYPICAL(values)
+        elif f.name in MEDIAN_FIELDS:
+            merged[f.name] = sorted(values)[len(values) // 2]
         elif isinstance(values[0], float):
             merged[f.name] = min(values)
-        elif f.name in MEDIAN_SIZES:
-            merged[f.name] = sorted(values)[len(values) // 2]
     return replace(runs[0], **merged)
 
 
@@ -590,9 +593,9 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     b_llc = rate(mid, row, 1, as_used=True)
     b_mem = rate(mem_bytes, row, 1, as_used=False)
     # Runs too short for rep movsb (vector stores, or rep movsb's start-up) into the same destination:
-    # on a Zen 5 EPYC rows of 960 bytes took 1.1-1.3x the long rows' time into 4 MiB and 1.7x into 32,
-    # rows of 2446 bytes 1.4-1.5x into 4-8 MiB.
-    b_short = max(0.0, rate(mid, src[:SHORT_RUN], 1, as_used=True) - b_llc)
+    # on a Zen 5 EPYC rows of 960 bytes took 1.2-1.3x the long rows' time into 4-16 MiB, 1.3-1.7x
+    # into 32-128 MiB; rows of 2446 bytes 1.5-1.6x and 1.9-2.3x.
+    b_short = max(0.0, rate(mid, src[:SHORT_RUN], 1, as_used=True) / b_llc - 1)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1, as_used=False) - rate(mid, row, 1, as_used=False))
     # 64 KiB of 256-byte rows shared with the kernel's worker (awake: back to back), and not: what
@@ -648,7 +651,7 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
         byte_near2_ns=b_near2 * ns,
         byte_small2_ns=b_small2 * ns,
         far_src_ns=b_far * ns,
-        short_run_ns=b_short * ns,
+        short_run_ratio=b_short,
         mem_src_ns=mem_src * ns,
         mem_src2_ns=mem_src2 * ns,
         moved_ns=moved * ns,

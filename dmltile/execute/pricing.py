@@ -42,13 +42,17 @@ SHORT_RUN_MAX = 8192
 
 def short_run_ns(run: int, dst_span: int, costs: CopyCosts, threads: int = 1) -> float:
     """What each byte of runs of ``run`` bytes written by ``threads`` threads into a destination
-    spanning ``dst_span`` bytes costs beyond long runs' rate: the calibrated figure for short runs
-    where each thread's share spans more than twice L2 (where the rates reach the last level's), else
-    nothing. A 38 MiB Tile of 960-byte rows gathered on two threads took 673 us where its temporary's
-    runs of 34560 bytes took 391, both priced at one rate (465 and 452 us); charged on outputs of just
-    past L2, two threads' plans of 1-2 MiB went to one thread's fan-outs 1.5-1.7x slower."""
-    far = dst_span > threads * 2 * costs.l2_bytes
-    return costs.short_run_ns if run <= SHORT_RUN_MAX and far else 0.0
+    spanning ``dst_span`` bytes costs beyond long runs' rate: nothing while each thread's share spans
+    at most twice L2, then the calibrated share of that rate. A 38 MiB Tile of 960-byte rows gathered
+    on two threads took 673 us where its temporary's runs of 34560 bytes took 391, both priced at one
+    rate (465 and 452 us); charged on outputs of just past L2, two threads' plans of 1-2 MiB went to
+    one thread's fan-outs 1.5-1.7x slower. A share, not a fixed extra: priced at the extra timed into
+    the last level, a 34 MiB Tile writing 2446-byte runs 20 times each took 1134 us where one copy of
+    its 1.8 MB runs took 299; with the extra timed past the last level, Tiles of 20 MiB went from two
+    threads' plain copies to one thread's streamed ones 2-5x slower."""
+    if run > SHORT_RUN_MAX or dst_span <= threads * 2 * costs.l2_bytes:
+        return 0.0
+    return costs.short_run_ratio * costs.byte_ns(dst_span, threads)
 
 
 def two_thread_bound(one: float, costs: CopyCosts) -> float:

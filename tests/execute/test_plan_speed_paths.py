@@ -299,18 +299,28 @@ def test_write_rates_follow_where_the_destination_lives(llc):
     assert all(a <= b for a, b in zip(map(model.byte_ns, sizes), map(model.byte_ns, sizes[1:]), strict=False))
 
 
-def test_runs_too_short_for_rep_movsb_pay_their_measured_extra_past_l2():
+def test_runs_too_short_for_rep_movsb_pay_their_measured_share_past_l2():
     # Runs of up to 8 KiB are written with vector stores, longer ones with rep movsb at the rates
     # calibration measures on long rows. A 38 MiB Tile of 960-byte rows gathered on two threads took
-    # 673 us where its temporary's runs of 34560 bytes took 391, both priced at one rate.
-    extra = 0.004
-    model, flat = (dataclasses.replace(BENCH, short_run_ns=ns) for ns in (extra, 0.0))
-    rows = ((40000, 960, 0), (240, 4, 4))  # 38 MiB of 960-byte rows
+    # 673 us where its temporary's runs of 34560 bytes took 391, both priced at one rate. They pay a
+    # share of the rate at their destination's size, whatever the threads' rate there.
+    share = 0.3
+    model, flat = (dataclasses.replace(BENCH, short_run_ratio=r) for r in (share, 0.0))
+
+    def extra(nbytes: int, threads: int = 1) -> float:
+        return nbytes * share * BENCH.byte_ns(nbytes, threads)
+
+    rows = ((40000, 960, 0), (240, 4, 4))  # 38 MiB of 960-byte rows: past the last level
     nbytes = 40000 * 960
+    assert BENCH.byte_ns(nbytes) > BENCH.byte_ns(20000 * 960)  # so the two sizes below pay apart
     charged = pricing.gather_cost(rows, 4, model, 1)
-    assert charged == pytest.approx(tuple(t + nbytes * extra for t in pricing.gather_cost(rows, 4, flat, 1)))
+    flat_cost = pricing.gather_cost(rows, 4, flat, 1)
+    assert charged == pytest.approx((flat_cost[0] + extra(nbytes), flat_cost[1] + extra(nbytes, 2)))
     numpy_rows = pricing.numpy_cost(rows, 4, model, 1)[0] - pricing.numpy_cost(rows, 4, flat, 1)[0]
-    assert numpy_rows == pytest.approx(nbytes * extra)
+    assert numpy_rows == pytest.approx(extra(nbytes))
+    within = ((20000, 960, 0), (240, 4, 4))  # 19 MiB: within the last level
+    (one, two), (flat_one, flat_two) = (pricing.gather_cost(within, 4, m, 1) for m in (model, flat))
+    assert (one - flat_one, two - flat_two) == pytest.approx((extra(20000 * 960), extra(20000 * 960, 2)))
     # Runs past 8 KiB, and any runs into a destination within L2, are not charged.
     long_rows = ((1100, 34560, 0), (8640, 4, 4))
     assert pricing.numpy_cost(long_rows, 4, model, 1) == pricing.numpy_cost(long_rows, 4, flat, 1)
@@ -320,12 +330,12 @@ def test_runs_too_short_for_rep_movsb_pay_their_measured_extra_past_l2():
     # MiB charged on two threads went to one thread's fan-outs, 1.5-1.7x slower).
     mid = ((1638, 960, 0), (240, 4, 4))
     (one, two), (flat_one, flat_two) = (pricing.gather_cost(mid, 4, m, 1) for m in (model, flat))
-    assert one == pytest.approx(flat_one + 1638 * 960 * extra) and two == flat_two
+    assert one == pytest.approx(flat_one + extra(1638 * 960)) and two == flat_two
     if copy_kernel.available():  # the kernel's plain copies: its runs as it loops over them
         kernel_rows = (
             pricing.plain_kernel_cost(rows, 4, model)[0] - pricing.plain_kernel_cost(rows, 4, flat)[0]
         )
-        assert kernel_rows == pytest.approx(nbytes * extra)
+        assert kernel_rows == pytest.approx(extra(nbytes))
         assert pricing.plain_kernel_cost(long_rows, 4, model) == pricing.plain_kernel_cost(long_rows, 4, flat)
 
 
@@ -414,9 +424,11 @@ def test_several_calibrations_give_each_time_the_least_measured_and_the_median_e
         dataclasses.replace(BENCH, byte_l2_ns=0.02, share_ns=900.0, llc2_bytes=0, swap_bytes=64 * MIB),
         dataclasses.replace(BENCH, byte_l2_ns=0.03, share_ns=800.0, llc2_bytes=32 * MIB, swap_bytes=MIB),
     ]
+    runs = [dataclasses.replace(run, short_run_ratio=r) for run, r in zip(runs, (0.5, 0.1, 0.3), strict=True)]
     merged = costs.least_of(runs)
     assert (merged.byte_l2_ns, merged.share_ns, merged.llc2_bytes) == (0.02, 700.0, 16 * MIB)
     assert merged.swap_bytes == MIB  # sizes where a rate changes: the median, as two threads' edge
+    assert merged.short_run_ratio == 0.3  # a share, not a time: the median as well
     assert (merged.llc_bytes, merged.kernel_shares) == (BENCH.llc_bytes, BENCH.kernel_shares)
     # Two threads' memory rates, which switch between a fast and a slow one on some hosts, are the
     # typical ones: one calibration that met the fast rate does not set them.
