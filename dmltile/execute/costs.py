@@ -73,8 +73,8 @@ class CopyCosts:
     byte_near2_ns: float = 0.030  # both threads writing a destination of twice L2 (each half fits one L2)
     byte_small2_ns: float = 0.030  # both threads writing a destination of half of L2
     far_src_ns: float = 0.034  # extra per byte when the source does not stay in L2
-    # what runs of SHORT_RUN bytes take beyond long ones, over long ones' time, both written into the
-    # last level
+    # what runs of SHORT_RUN bytes take beyond long ones, over long ones' time, both written past the
+    # last level (where byte_mem_ns is timed)
     short_run_ratio: float = 0.0
     mem_src_ns: float = 0.015  # extra per byte when the source lives in memory, past the last level
     mem_src2_ns: float = 0.005  # the same with both threads copying (time per byte of the whole copy)
@@ -469,8 +469,7 @@ def calibrate(mem_bytes: int | None = None, machine: Machine | None = None) -> C
 
 
 # Sizes found where a rate changes, which a busy machine moves either way, and the share short runs add
-# to a rate, which it lowers as often as it raises (0.10-0.54 in fifteen calibrations on a Zen 5 EPYC,
-# where 960-byte rows took 1.3x as long as long ones): the median of calibrations.
+# to a rate, which it lowers as often as it raises: the median of calibrations.
 MEDIAN_FIELDS = frozenset({"llc2_bytes", "swap_bytes", "short_run_ratio"})
 
 
@@ -593,9 +592,10 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     b_llc = rate(mid, row, 1, as_used=True)
     b_mem = rate(mem_bytes, row, 1, as_used=False)
     # Runs too short for rep movsb (vector stores, or rep movsb's start-up) into the same destination:
-    # on a Zen 5 EPYC rows of 960 bytes took 1.2-1.3x the long rows' time into 4-16 MiB, 1.3-1.7x
-    # into 32-128 MiB; rows of 2446 bytes 1.5-1.6x and 1.9-2.3x.
-    b_short = max(0.0, rate(mid, src[:SHORT_RUN], 1, as_used=True) / b_llc - 1)
+    # on a Zen 5 EPYC rows of 960 bytes took 1.3-1.5x the long rows' time into 8-128 MiB, rows of 2446
+    # bytes 1.5-2.3x. Timed where memory's rate is: into 4 MiB the share came out 0.12-0.33 from one
+    # timing to the next, where into 8 and 128 MiB it stayed within 0.29-0.37.
+    b_short = max(0.0, rate(mem_bytes, src[:SHORT_RUN], 1, as_used=False) / b_mem - 1)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1, as_used=False) - rate(mid, row, 1, as_used=False))
     # 64 KiB of 256-byte rows shared with the kernel's worker (awake: back to back), and not: what
