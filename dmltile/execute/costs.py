@@ -592,9 +592,9 @@ def _calibrate_once(mem_bytes: int | None, machine: Machine) -> CopyCosts:
     b_llc = rate(mid, row, 1, as_used=True)
     b_mem = rate(mem_bytes, row, 1, as_used=False)
     # Runs too short for rep movsb (vector stores, or rep movsb's start-up) into the same destination:
-    # on a Zen 5 EPYC rows of 960 bytes took 1.3-1.5x the long rows' time into 8-128 MiB, rows of 2446
-    # bytes 1.5-2.3x. Timed where memory's rate is: into 4 MiB the share came out 0.12-0.33 from one
-    # timing to the next, where into 8 and 128 MiB it stayed within 0.29-0.37.
+    # on a Zen 5 EPYC rows of 960 bytes took 1.3-1.7x the long rows' time into 8-128 MiB, rows of 2446
+    # bytes 1.5-2.4x. Timed where memory's rate is: into 4 MiB the share came out 0.12-0.33 from one
+    # timing to the next, where into 8 and 128 MiB it stayed within 0.29-0.37 (calibrations: 0.16-0.34).
     b_short = max(0.0, rate(mem_bytes, src[:SHORT_RUN], 1, as_used=False) / b_mem - 1)
     # A source as large as the destination, both at the last-level point: it is read from there.
     b_far = max(0.0, rate(mid, dst[:mid], 1, as_used=False) - rate(mid, row, 1, as_used=False))

@@ -48,8 +48,8 @@ def short_run_ns(run: int, dst_span: int, costs: CopyCosts, threads: int = 1) ->
     rate (465 and 452 us); charged on outputs of just past L2, two threads' plans of 1-2 MiB went to
     one thread's fan-outs 1.5-1.7x slower. A share, not a fixed extra: priced at the extra timed into
     the last level, a 34 MiB Tile writing 2446-byte runs 20 times each took 1134 us where one copy of
-    its 1.8 MB runs took 299; with the extra timed past the last level, Tiles of 20 MiB went from two
-    threads' plain copies to one thread's streamed ones 2-5x slower."""
+    its 1.8 MB runs took 299; with a fixed extra timed past the last level charged past its edge, Tiles
+    of 20 MiB went from two threads' plain copies to one thread's streamed ones 2-5x slower."""
     if run > SHORT_RUN_MAX or dst_span <= threads * 2 * costs.l2_bytes:
         return 0.0
     return costs.short_run_ratio * costs.byte_ns(dst_span, threads)
