@@ -303,9 +303,11 @@ def kernel_work_ns(
     odometer's steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
     float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
-    as long). A step over a few short runs (FEW_RUNS; ``buffered``: the runs go through the streaming
-    buffer instead) costs about one short run more than its runs: 53 MiB of 56-byte rows each written
-    twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs."""
+    as long). A step over a few short runs (FEW_RUNS) costs about one short run more than its runs: 53
+    MiB of 56-byte rows each written twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs.
+    Streamed through the kernel's buffer (``buffered``), where its moves are the same, such steps
+    are priced as other steps, more than they take and not timed apart: 64 MiB of those rows took
+    4.2 ms on one thread, priced 8.3."""
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs, run

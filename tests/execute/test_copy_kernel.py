@@ -226,6 +226,30 @@ def test_rows_of_short_runs_equal_numpy_and_read_only_their_source(case, offset,
 
 
 @st.composite
+def steps_of_few_runs(draw):
+    """Odometer steps of 1-4 runs of 8-64 bytes each, written one after another (a Tile's row of 56
+    bytes written twice, half a million times, is one such step per input row): each run a copy of the
+    step's source row (the same row repeated) or of the bytes after the run before, each step's source
+    s_row bytes on from the one before."""
+    steps, count, run = draw(st.integers(1, 200)), draw(st.integers(1, 4)), draw(st.integers(8, 64))
+    s_run = draw(st.sampled_from([0, run]))
+    s_row = draw(st.one_of(st.just(max(1, count * s_run)), st.integers(0, 3 * run)))
+    return (steps, count, run), (count * run, run, 1), (s_row, s_run, 1), 1
+
+
+@needs_kernel
+@settings(max_examples=300, deadline=None)
+@given(case=steps_of_few_runs(), offset=st.integers(0, 63))
+def test_steps_of_a_few_short_runs_streamed_through_the_buffer_equal_numpy(case, offset):
+    # Streamed, such runs go into the kernel's buffer as two overlapping moves each, not through its
+    # loop over runs of any length: every byte equals NumPy's copy, none outside the output is
+    # written, and no load reaches past the source. The loop swap is off so that the steps stay
+    # steps (the swap would loop over them instead).
+    with kernel_set(copy_kernel.swap_step, 0):
+        assert_kernel_copy_reads_only_its_source(*case, offset, stream=True)
+
+
+@st.composite
 def runs_of(draw, shortest: int, longest: int, most: int):
     """Up to ``most`` runs of ``shortest``-``longest`` bytes, the destination's back to back or with a
     gap, the source's s_step apart (0: one run broadcast; less than the run: overlapping)."""
