@@ -307,7 +307,7 @@ def kernel_work_ns(
     MiB of 56-byte rows each written twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs.
     Streamed through the kernel's buffer (``buffered``), where its moves are the same, such steps
     are priced as other steps, more than they take and not timed apart: 64 MiB of those rows took
-    4.2 ms on one thread, priced 8.3."""
+    4.2 ms on one thread, priced 5.0 (2.1 on two threads, priced 2.3)."""
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs, run
