@@ -40,19 +40,21 @@ TWO_THREAD_MARGIN = 0.9
 SHORT_RUN_MAX = 8192
 
 
-def short_run_ns(run: int, dst_span: int, costs: CopyCosts, threads: int = 1) -> float:
-    """What each byte of runs of ``run`` bytes written by ``threads`` threads into a destination
-    spanning ``dst_span`` bytes costs beyond long runs' rate: nothing while each thread's share spans
-    at most twice L2, then the calibrated share of that rate. A 38 MiB Tile of 960-byte rows gathered
-    on two threads took 673 us where its temporary's runs of 34560 bytes took 391, both priced at one
-    rate (465 and 452 us); charged on outputs of just past L2, two threads' plans of 1-2 MiB went to
-    one thread's fan-outs 1.5-1.7x slower. A share, not a fixed extra: priced at the extra timed into
-    the last level, a 34 MiB Tile writing 2446-byte runs 20 times each took 1134 us where one copy of
-    its 1.8 MB runs took 299; with a fixed extra timed past the last level charged past its edge, Tiles
-    of 20 MiB went from two threads' plain copies to one thread's streamed ones 2-5x slower."""
+def write_ns(run: int, dst_span: int, costs: CopyCosts, threads: int = 1) -> float:
+    """Per-byte time of runs of ``run`` bytes written by ``threads`` threads into a destination
+    spanning ``dst_span`` bytes: the write rate there (costs.byte_ns), and for runs too short for rep
+    movsb, once each thread's share spans more than twice L2, the calibrated share of that rate more.
+    A 38 MiB Tile of 960-byte rows gathered on two threads took 673 us where its temporary's runs of
+    34560 bytes took 391, both priced at one rate (465 and 452 us); charged on outputs of just past
+    L2, two threads' plans of 1-2 MiB went to one thread's fan-outs 1.5-1.7x slower. A share, not a
+    fixed extra: priced at the extra timed into the last level, a 34 MiB Tile writing 2446-byte runs
+    20 times each took 1134 us where one copy of its 1.8 MB runs took 299; with a fixed extra timed
+    past the last level charged past its edge, Tiles of 20 MiB went from two threads' plain copies to
+    one thread's streamed ones 2-5x slower."""
+    rate = costs.byte_ns(dst_span, threads)
     if run > SHORT_RUN_MAX or dst_span <= threads * 2 * costs.l2_bytes:
-        return 0.0
-    return costs.short_run_ratio * costs.byte_ns(dst_span, threads)
+        return rate
+    return rate + costs.short_run_ratio * rate
 
 
 def two_thread_bound(one: float, costs: CopyCosts) -> float:
@@ -152,7 +154,7 @@ def numpy_cost(
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
     run = inner * width if w_axes and w_axes[-1][1] == w_axes[-1][2] == width else width
-    rates = [costs.byte_ns(dst_span, t) + short_run_ns(run, dst_span, costs, t) for t in (1, 2)]
+    rates = [write_ns(run, dst_span, costs, t) for t in (1, 2)]
     if _contiguous_1d(w_axes, width) and nbytes >= costs.stream_min:
         rates[0] = costs.stream_ns  # one large memmove: non-temporal stores, no read for ownership
         if nbytes // 2 >= costs.stream_min:
@@ -336,7 +338,7 @@ def plain_kernel_cost(
     per, nbytes = bands * (work + costs.kernel_setup_ns), bands * nbytes
     dst_span = max(span(w_axes, 1, width), nbytes, region)
     far = source_ns(span(w_axes, 2, width), nbytes, bands, costs)
-    one = per + nbytes * (costs.byte_ns(dst_span, 1) + short_run_ns(run, dst_span, costs) + far)
+    one = per + nbytes * (write_ns(run, dst_span, costs) + far)
     if not (bands > 1 or (bool(w_axes) and w_axes[0][0] > 1)):
         return one, math.inf
     if costs.shares_in_kernel:  # one call: the pieces are taken inside the kernel
@@ -346,7 +348,7 @@ def plain_kernel_cost(
         )
     else:  # a kernel call per piece, as the plan runner cuts them
         calls = max(bands, min(SHARE_PIECES, bands * w_axes[0][0])) * costs.kernel_call_ns / 2
-    rate = costs.byte_ns(dst_span, 2) + short_run_ns(run, dst_span, costs, 2)
+    rate = write_ns(run, dst_span, costs, 2)
     return one, costs.handoffs_ns(bands) + calls + per / 2 + nbytes * (rate + far)
 
 
@@ -471,7 +473,7 @@ def gather_cost(
     per = count * costs.gather_ns
     dst_span = max(nbytes, region)
     far = costs.src_ns(span(axes, 2, elem), nbytes)
-    rates = [costs.byte_ns(dst_span, t) + short_run_ns(chunk, dst_span, costs, t) for t in (1, 2)]
+    rates = [write_ns(chunk, dst_span, costs, t) for t in (1, 2)]
     one = fixed + per + nbytes * (rates[0] + far)
     two = costs.handoff_ns + fixed + per / 2 + nbytes * (rates[1] + far) if count > 1 else math.inf
     return one, two
