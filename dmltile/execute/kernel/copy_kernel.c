@@ -902,7 +902,7 @@ static int copy_view(char *d, const char *s, int ndim, const int64_t *dims, cons
      * are moved into the buffer the same way (64 MiB of those rows, one thread: 6.1 ms through
      * items(), 4.2 so; two threads 3.1 and 2.1). */
     int few_runs = !l.fill && !shuffle.vectors && count <= FEW_COUNT && l.run >= FEW_MIN && l.run <= FEW_MAX;
-    int few = !bounced && few_runs, bounced_few = bounced && !lined && l.inner == 1 && few_runs;
+    int few = !bounced && few_runs, bounced_few = bounced && l.inner == 1 && few_runs;
     for (;;) {
         if (few) {
             for (int64_t j = 0; j < count; j++) short_run(d + j * d_step, s + j * s_step, l.run);
