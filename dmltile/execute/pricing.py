@@ -298,22 +298,29 @@ FEW_RUNS = (8, 64)
 FEW_COUNT = 4
 
 
+def few_runs(run: int, runs: int, steps: int, fill: bool, vectors: int) -> bool:
+    """Whether the copy kernel moves the runs of its tight loop (kernel_loops' figures) in its
+    odometer, two overlapping moves each: FEW_COUNT at most per step, of FEW_RUNS bytes, neither fills
+    nor byte shuffles."""
+    shuffled = bool(vectors) and copy_kernel.shuffles()
+    return not (fill or shuffled) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= FEW_COUNT * steps
+
+
 def kernel_work_ns(
-    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None, buffered: bool = False
+    axes: tuple[Axis, ...], elem: int, costs: CopyCosts, whole: int | None = None
 ) -> tuple[float, int, int]:
     """(ns, bytes, bytes per run) of the copy kernel's work over ``axes`` besides the bytes' rate: its
     odometer's steps and its runs (a fill of a short row costs more than a copy of one: its element is loaded
     per run), or, where it shuffles short runs, 16 output bytes at a time (rows of 12 bytes from one
     float16 pair, 41 MiB: priced as 3.5 million fills, one copy lost to a temporary that took twice
-    as long). A step over a few short runs (FEW_RUNS) costs about one short run more than its runs: 53
+    as long). A step over a few short runs (few_runs) costs about one short run more than its runs: 53
     MiB of 56-byte rows each written twice took 2.9 ms that way, 2.5 as one loop of 112-byte runs.
-    Streamed through the kernel's buffer (``buffered``), where its moves are the same, such steps
-    are priced as other steps, more than they take and not timed apart: 64 MiB of those rows took
-    4.2 ms on one thread, priced 5.0 (2.1 on two threads, priced 2.3)."""
+    Streamed through the kernel's buffer, such steps have a calibrated cost of their own
+    (kernel_cost)."""
     run, runs, steps, fill, _, shuffled = kernel_loops(axes, elem, whole)
     if shuffled and copy_kernel.shuffles():  # 16 output bytes at a time, whatever the runs
         return steps * costs.kernel_step_ns + runs * run / 16 * costs.kernel_shuffle_ns, run * runs, run
-    few = not (buffered or fill) and FEW_RUNS[0] <= run <= FEW_RUNS[1] and runs <= FEW_COUNT * steps
+    few = few_runs(run, runs, steps, fill, shuffled)
     step_ns = costs.kernel_loop_ns if few else costs.kernel_step_ns
     if fill:
         per_run = costs.kernel_fill_ns
@@ -402,7 +409,7 @@ def kernel_cost(
     if math.isinf(rate) or not axes:
         return math.inf, math.inf
     merged, width = fill_element(simplify(axes), elem)
-    run, runs, _, fill, joined, vectors = kernel_loops(merged, width)
+    run, runs, steps, fill, joined, vectors = kernel_loops(merged, width)
     route = streamed_route(run, fill, joined, vectors)
     if run < KERNEL_MIN_RUN and not joined and "stream" not in prefer:
         return math.inf, math.inf
@@ -423,14 +430,22 @@ def kernel_cost(
     near = source_ns(src_span, nbytes, bands, costs) if src_span > costs.llc_bytes else 0.0
     far = [near + costs.memory_src_ns(src_span, t) for t in (1, 2)]
     streamed = [nbytes * (costs.kernel_rate(t) + far[t - 1]) for t in (1, 2)]
-    if route == "buffer":
+    if route == "buffer" and few_runs(run, runs, steps, fill, vectors):
+        # A few short runs per step are moved into the buffer as plain copies move them; what their
+        # steps cost beyond the streaming is timed as such (on two threads, each half of the steps,
+        # overlapping the other's streaming). 64 MiB of 32-byte rows each written twice, streamed,
+        # took 6.0-6.3 ms on one thread and 3.1-3.9 on two: priced as odometer steps and runs under
+        # the buffer's figures, 8.3 and 4.0 ms; so, 6.0 and 3.0.
+        few = bands * steps
+        per = [few * costs.kernel_few_ns + streamed[0], few * costs.kernel_few2_ns + streamed[1]]
+    elif route == "buffer":
         # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are,
         # and their bytes pay for going out through it: on two threads less than half of what one
         # pays, since it overlaps the other thread's streaming (its own figure). Writing the runs
         # into that buffer (their moves, fills or shuffles, timed in cache) overlaps the stores
         # draining to memory, and only what exceeds them costs: 137 MiB of 32-byte fills streamed
         # on two threads in 5.5 ms, the rate of the streaming alone, priced 9.1 ms as their sum.
-        work = bands * kernel_work_ns(merged, width, costs, buffered=True)[0]
+        work = bands * kernel_work_ns(merged, width, costs)[0]
         bounce = [nbytes * costs.kernel_bounce_ns, nbytes * costs.kernel_bounce2_ns]
         per = [bounce[0] + max(work, streamed[0]), bounce[1] + max(work / 2, streamed[1])]
     else:  # each run's own cost is what streamed runs measured over long ones: on top of the bytes

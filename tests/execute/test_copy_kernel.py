@@ -568,18 +568,68 @@ def test_a_few_short_runs_per_step_are_copied_right(run, count):
 
 def test_a_step_over_a_few_short_runs_is_priced_as_one_short_run_more():
     # 2**16 rows of 56 bytes written twice: a step per row, priced at kernel_loop_ns where the kernel
-    # copies the two runs in its odometer, at kernel_step_ns where they go through its streaming buffer
-    # or are too long (72 bytes) for that.
+    # copies the two runs in its odometer, at kernel_step_ns where they are too long (72 bytes) for that.
     model = replace_kernel(BENCH, kernel_step_ns=5.0, kernel_loop_ns=0.5, kernel_copy_ns=2.0)
     for run, few in ((56, True), (72, False)):
         axes = ((1 << 16, 2 * run, run), (2, run, 0), (run, 1, 1))
-        _, runs, steps, _, _, _ = pricing.kernel_loops(axes, 1)
+        _, runs, steps, fill, _, vectors = pricing.kernel_loops(axes, 1)
         per_run = 0.5 if run < 64 else 2.0
-        plain = pricing.kernel_work_ns(axes, 1, model)[0]
-        buffered = pricing.kernel_work_ns(axes, 1, model, buffered=True)[0]
         assert (runs, steps) == (1 << 17, 1 << 16)
-        assert plain == pytest.approx(steps * (0.5 if few else 5.0) + runs * per_run)
-        assert buffered == pytest.approx(steps * 5.0 + runs * per_run)
+        assert pricing.few_runs(run, runs, steps, fill, vectors) == few
+        assert pricing.kernel_work_ns(axes, 1, model)[0] == pytest.approx(
+            steps * (0.5 if few else 5.0) + runs * per_run
+        )
+
+
+@needs_kernel
+def test_streamed_steps_of_a_few_short_runs_pay_their_measured_cost_per_step():
+    # 2**20 rows of 40 bytes each written twice, streamed through the buffer: on top of the streaming,
+    # the calibrated cost per step (one thread; two threads' own figure per step of the whole copy), in
+    # place of the buffer's cost per byte and of the moves priced in cache.
+    rows = ((1 << 20, 80, 40), (2, 40, 0), (40, 1, 1))
+    run, runs, steps, fill, joined, vectors = pricing.kernel_loops(rows, 1)
+    assert pricing.streamed_route(run, fill, joined, vectors) == "buffer"
+    assert pricing.few_runs(run, runs, steps, fill, vectors) and steps == 1 << 20
+    model = replace_kernel(BENCH, kernel_few_ns=0.0, kernel_few2_ns=0.0)
+    base = pricing.kernel_cost(rows, 1, model, 1)
+    dear = replace(model, kernel_few_ns=4.0, kernel_few2_ns=1.5)
+    one, two = pricing.kernel_cost(rows, 1, dear, 1)
+    assert one - base[0] == pytest.approx(4.0 * steps)
+    assert two - base[1] == pytest.approx(1.5 * steps)
+    others = replace(
+        model, kernel_bounce_ns=1.0, kernel_bounce2_ns=1.0, kernel_step_ns=100.0, kernel_loop_ns=9.0
+    )
+    assert pricing.kernel_cost(rows, 1, others, 1) == base
+    # Banded, each band pays for its own steps.
+    band = ((1 << 16, 80, 40), (2, 40, 0), (40, 1, 1))
+    assert pricing.kernel_cost(band, 1, dear, 1, bands=16)[0] - pricing.kernel_cost(
+        band, 1, model, 1, bands=16
+    )[0] == pytest.approx(4.0 * steps)
+    # Five runs a step, or runs of 72 bytes, are not a few short runs: the buffer's own figures price them.
+    for axes in (((1 << 20, 200, 40), (5, 40, 0), (40, 1, 1)), ((1 << 20, 144, 72), (2, 72, 0), (72, 1, 1))):
+        assert pricing.kernel_cost(axes, 1, dear, 1) == pricing.kernel_cost(axes, 1, model, 1)
+        bounce = replace(model, kernel_bounce_ns=model.kernel_bounce_ns + 0.01)
+        assert pricing.kernel_cost(axes, 1, bounce, 1)[0] > pricing.kernel_cost(axes, 1, model, 1)[0]
+
+
+@needs_kernel
+def test_the_calibration_times_a_few_short_runs_as_the_pricing_sees_them():
+    # The pattern timed for kernel_few_ns, as the kernel's loops see it: a few short runs a step,
+    # joined, streamed through the buffer; and it is the copy it claims to be.
+    for run in costs.FEW_LENGTHS:
+        dst = np.zeros(4 << 20, np.uint8)
+        src = np.random.default_rng(run).integers(1, 256, 64 << 10, dtype=np.uint8)
+        view, source = costs._few_runs(dst, src, run)
+        axes = tuple(zip(view.shape, view.strides, source.strides, strict=True))
+        merged, width = pricing.fill_element(pricing.simplify(axes), 1)
+        loops = pricing.kernel_loops(merged, width)
+        assert pricing.streamed_route(loops[0], loops[3], loops[4], loops[5]) == "buffer"
+        assert pricing.few_runs(loops[0], loops[1], loops[2], loops[3], loops[5])
+        costs._shared_copy(view, source, True, 0)()
+        rows = np.repeat(src[: src.size // run * run].reshape(-1, 1, run), 2, axis=1).reshape(-1)
+        written = view.size
+        assert np.array_equal(dst[:written], np.tile(rows, written // rows.size))
+        assert not dst[written:].any()
 
 
 @needs_kernel

@@ -432,13 +432,14 @@ def test_several_calibrations_give_each_time_the_least_measured_and_the_median_e
     assert (merged.llc_bytes, merged.kernel_shares) == (BENCH.llc_bytes, BENCH.kernel_shares)
     # Two threads' memory rates, which switch between a fast and a slow one on some hosts, are the
     # typical ones: one calibration that met the fast rate does not set them.
-    rates = [(0.037, 0.036, 0.01), (0.021, 0.020, 0.0), (0.040, 0.037, 0.012)]
+    rates = [(0.037, 0.036, 0.01, 1.4), (0.021, 0.020, 0.0, 0.5), (0.040, 0.037, 0.012, 1.7)]
     runs = [
-        dataclasses.replace(BENCH, byte_mem2_ns=m, kernel_byte2_ns=k, kernel_bounce2_ns=b)
-        for m, k, b in rates
+        dataclasses.replace(BENCH, byte_mem2_ns=m, kernel_byte2_ns=k, kernel_bounce2_ns=b, kernel_few2_ns=f)
+        for m, k, b, f in rates
     ]
     merged = costs.least_of(runs)
-    assert (merged.byte_mem2_ns, merged.kernel_byte2_ns, merged.kernel_bounce2_ns) == (0.037, 0.036, 0.01)
+    two = (merged.byte_mem2_ns, merged.kernel_byte2_ns, merged.kernel_bounce2_ns, merged.kernel_few2_ns)
+    assert two == (0.037, 0.036, 0.01, 1.4)
 
 
 def test_reused_arrays_see_new_contents():
