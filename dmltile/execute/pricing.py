@@ -436,8 +436,8 @@ def kernel_cost(
         # overlapping the other's streaming). 64 MiB of 32-byte rows each written twice, streamed,
         # took 6.0-6.3 ms on one thread and 3.1-3.9 on two: priced as odometer steps and runs under
         # the buffer's figures, 8.3 and 4.0 ms; so, 6.0 and 3.0.
-        few = bands * steps
-        per = [few * costs.kernel_few_ns + streamed[0], few * costs.kernel_few2_ns + streamed[1]]
+        all_steps = bands * steps
+        per = [all_steps * costs.kernel_few_ns + streamed[0], all_steps * costs.kernel_few2_ns + streamed[1]]
     elif route == "buffer":
         # Joined short runs are written with ordinary stores into a buffer in L1, as plain runs are,
         # and their bytes pay for going out through it: on two threads less than half of what one
