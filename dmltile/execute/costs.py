@@ -920,15 +920,31 @@ def _bounce_rates(dst: np.ndarray, src: np.ndarray, long1: float, long2: float, 
     for joined in BOUNCE_LENGTHS:
         view, source = _joined_runs(dst, src, joined)
         rows = view.shape[0]
-        t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
-        ones.append(max(0.0, t_one - max(view.size * long1, rows * copy)) / view.size)
+        ones.append(max(0.0, _streamed_alone(view, source) - max(view.size * long1, rows * copy)) / view.size)
         if copy_kernel.has_worker():
             # Timed on two threads, each pays half of it, and part of that overlaps the other's
             # streaming: 0.003-0.021 ns/B there against 0.015-0.053 on one.
-            t_two = _best(_shared_copy(view, source, True), 1, 5, TYPICAL)
+            t_two = _streamed_shared(view, source)
             twos.append(max(0.0, t_two - max(view.size * long2, rows * copy / 2)) / view.size)
+    return _one_and_two(ones, twos)
+
+
+def _streamed_alone(view: np.ndarray, source: np.ndarray) -> float:
+    """Seconds of one streamed copy of ``source`` into ``view`` by the calling thread alone: the best
+    of three."""
+    return _best(_shared_copy(view, source, True, 0), 1, 3)
+
+
+def _streamed_shared(view: np.ndarray, source: np.ndarray) -> float:
+    """Seconds of the same copy shared with the kernel's worker: the typical of five, as every
+    two-thread streaming figure (TYPICAL_FIELDS)."""
+    return _best(_shared_copy(view, source, True), 1, 5, TYPICAL)
+
+
+def _one_and_two(ones: list[float], twos: list[float]) -> tuple[float, float]:
+    """The medians of a figure timed on one thread and on two; without the worker (no two-thread
+    timings), a Python thread's half: what one thread pays for it."""
     one = float(np.median(ones))
-    # without the worker, a Python thread's half: what one thread pays for it
     return one, (float(np.median(twos)) if twos else one / 2)
 
 
@@ -951,14 +967,10 @@ def _few_step_costs(dst: np.ndarray, src: np.ndarray, long1: float, long2: float
     for run in FEW_LENGTHS:
         view, source = _few_runs(dst, src, run)
         steps = view.size // (2 * run)
-        t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
-        ones.append(max(0.0, t_one - view.size * long1) / steps)
+        ones.append(max(0.0, _streamed_alone(view, source) - view.size * long1) / steps)
         if copy_kernel.has_worker():
-            t_two = _best(_shared_copy(view, source, True), 1, 5, TYPICAL)
-            twos.append(max(0.0, t_two - view.size * long2) / steps)
-    one = float(np.median(ones))
-    # without the worker, a Python thread's half: what one thread pays for it
-    return one, (float(np.median(twos)) if twos else one / 2)
+            twos.append(max(0.0, _streamed_shared(view, source) - view.size * long2) / steps)
+    return _one_and_two(ones, twos)
 
 
 def _few_runs(dst: np.ndarray, src: np.ndarray, run: int) -> tuple[np.ndarray, np.ndarray]:
@@ -984,8 +996,7 @@ def _line_run_cost(dst: np.ndarray, src: np.ndarray, long1: float) -> float:
     costs = []
     for joined in LINE_LENGTHS:
         view, source = _joined_runs(dst, src, joined)
-        t_one = _best(_shared_copy(view, source, True, 0), 1, 3)
-        costs.append(max(0.0, t_one - view.size * long1) / view.shape[0])
+        costs.append(max(0.0, _streamed_alone(view, source) - view.size * long1) / view.shape[0])
     return float(np.median(costs))
 
 
