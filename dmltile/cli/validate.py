@@ -21,41 +21,70 @@ from ..validate.rules import unreadable_issues
 from ..validate.source import NotJson, looks_like_descriptor
 from ..validate.versions import DirectmlVersion, parse_directml_version
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
-from .checker import FORMATS, chosen, ci_report, fix_files, kept_codes, positions, with_positions
+from .checker import (
+    FORMATS,
+    UnknownCodes,
+    chosen,
+    ci_report,
+    codes,
+    fix_files,
+    kept_codes,
+    positions,
+    with_positions,
+)
 from .options import feature_level as parse_level
 from .options import special_file_problem, stdin_or
+from .settings import Settings, SettingsError, describe_settings, load_settings
 
 # A file to judge, and what was read from it while looking through a directory (read once: judged
 # from that), or the error reading it gave.
 Entry = tuple[Path, Reading | InputError | None]
 
 
-def expand(paths: list[Path]) -> tuple[list[Entry], dict[str, str], dict[str, str]]:
+def expand(
+    paths: list[Path], settings: Settings | None = None, force_exclude: bool = False
+) -> tuple[list[Entry], dict[str, str], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted, leaving out JSON files that
-    are neither descriptors nor DxDispatch models (reports, JSON Schemas). Also returns the paths
+    are neither descriptors nor DxDispatch models (reports, JSON Schemas) and those the settings'
+    ``exclude`` names (files given by name too, with ``force_exclude``). Also returns the paths
     that name nothing usable (an empty directory) and the files skipped, each with the reason."""
+    settings = settings or Settings()
     files: list[Entry] = []
     problems: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for p in paths:
         if str(p) == "-" or not p.is_dir():
-            files.append((p, None))
+            pattern = settings.excluded(p) if force_exclude and str(p) != "-" else None
+            if pattern:
+                skipped[str(p)] = f"excluded by {pattern!r} in {settings.file}"
+            else:
+                files.append((p, None))
             continue
         found = sorted(q for q in p.glob("*.json"))
         kept = 0
         for q in found:
-            read = None if special_file_problem(q) else _read(q)  # never read a pipe
-            why = not_a_descriptor(read) if isinstance(read, Reading) else None
-            if why:
+            why = _excluded_or_other(q, settings)
+            if isinstance(why, str):
                 skipped[str(q)] = why
             else:
-                files.append((q, read))
+                files.append((q, why))
                 kept += 1
         if not kept:
             problems[str(p)] = f"{p}: the directory holds no *.json descriptor files" + (
                 f" ({len(found)} other JSON file{'s' * (len(found) != 1)} skipped)" if found else ""
             )
     return files, problems, skipped
+
+
+def _excluded_or_other(path: Path, settings: Settings) -> str | Reading | InputError | None:
+    """Why a file found in a directory is skipped (excluded, or not a descriptor), else what was
+    read from it (None for a pipe or device, which is never read here)."""
+    pattern = settings.excluded(path)
+    if pattern:
+        return f"excluded by {pattern!r} in {settings.file}"
+    read = None if special_file_problem(path) else _read(path)
+    why = not_a_descriptor(read) if isinstance(read, Reading) else None
+    return why or read
 
 
 def _read(path: Path) -> Reading | InputError:
@@ -69,10 +98,10 @@ def not_a_descriptor(reading: Reading) -> str | None:
     """Why a JSON file found in a directory is not a document to validate, or None when it may be
     one (broken JSON is still reported, as it may be a descriptor with a typo)."""
     data = reading.single.data
+    if isinstance(data, dict) and "$schema" in data:  # whatever else its keys look like
+        return "a JSON Schema"
     if reading.is_dxdispatch or isinstance(data, NotJson) or looks_like_descriptor(data):
         return None
-    if isinstance(data, dict) and "$schema" in data:
-        return "a JSON Schema"
     if isinstance(data, dict) and {"files", "feature_levels"} <= data.keys():
         return "a dmltile validate report"
     return "JSON that is neither a descriptor nor a DxDispatch model"
@@ -168,13 +197,13 @@ def _prints_json(as_json: bool, output_format: str) -> bool:
 @app.command("validate")
 def validate_cmd(
     files: list[Path] = typer.Argument(
-        ..., help="Descriptor JSON files, directories of them (their *.json files), or - for stdin."
+        None, help="Descriptor JSON files, directories of them (their *.json files), or - for stdin."
     ),
-    feature_level: str = typer.Option(
-        DEFAULT_FEATURE_LEVEL,
+    feature_level: str | None = typer.Option(
+        None,
         "--feature-level",
         "-l",
-        help=f"{levels_text()} (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100).",
+        help=f"{levels_text()} (also 3_1, DML_FEATURE_LEVEL_3_1, 0x3100); default {DEFAULT_FEATURE_LEVEL}.",
     ),
     all_levels: bool = typer.Option(
         False, "--all-levels", help="Check every feature level; print a files x levels matrix."
@@ -187,11 +216,14 @@ def validate_cmd(
         help="Answer as this DirectML version's CreateOperator does (e.g. 1.9.1; implies its max level).",
     ),
     select: str | None = typer.Option(
-        None, "--select", help="Only these rules (DML205,DML1: codes or prefixes)."
+        None,
+        "--select",
+        help="Only these rules (DML205,DML1: codes or prefixes; an unknown one is a usage error). "
+        "Errors that stop a document being read as a Tile descriptor are reported whatever the selection.",
     ),
     ignore: str | None = typer.Option(None, "--ignore", help="Leave out these rules (codes or prefixes)."),
-    warnings_as_errors: bool = typer.Option(
-        False, "--warnings-as-errors", help="A warning makes the descriptor invalid (exit 1)."
+    warnings_as_errors: bool | None = typer.Option(
+        None, "--warnings-as-errors/--no-warnings-as-errors", help="A warning makes the descriptor invalid (exit 1)."
     ),
     output_format: str = typer.Option(
         "text",
@@ -201,47 +233,53 @@ def validate_cmd(
     fix: bool = typer.Option(
         False,
         "--fix",
-        help="Apply every fix (of the rules chosen) and write each file (atomically); say what changed.",
+        help="Apply every fix of the rules chosen, warnings' included, and write each file (atomically); "
+        "say what changed.",
     ),
     diff: bool = typer.Option(
-        False, "--diff", help="Print what --fix would change, as a unified diff; write nothing."
+        False, "--diff", help="Print what --fix would change, as a unified diff; write nothing (also beside --fix)."
+    ),
+    force_exclude: bool = typer.Option(
+        False, "--force-exclude", help="Leave out the files the settings' exclude names even when given by name."
+    ),
+    show_settings: bool = typer.Option(
+        False,
+        "--show-settings",
+        help="Print the settings in force (from [tool.dmltile] in pyproject.toml, found from here upward, "
+        "and the command line) and where each comes from; check nothing.",
     ),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
+    Every issue comes in one pass: after an unknown key, enum value or misspelt wrapper, the rest is
+    judged on the document as the fix would leave it. Settings come from [tool.dmltile] in
+    pyproject.toml (found from the working directory upward); the command line wins.
+
     Exit status: 0 every check passed, 1 a descriptor is invalid (with --all-levels: at some
-    level), 2 a usage error or unreadable input (missing file, not JSON, unknown level).
+    level), 2 a usage error or unreadable input (missing file, not JSON, unknown level or rule code).
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
+    settings = _settings(feature_level, directml, select, ignore, warnings_as_errors)
+    if show_settings:
+        for line in describe_settings(settings):
+            console.out(line, highlight=False)
+        raise typer.Exit(EXIT_OK)
+    if not files:
+        raise fail("give the descriptor files or directories to check (or - for standard input)")
     as_json = _prints_json(as_json, output_format)
     machine = as_json or output_format != "text"  # stdout carries one format; human lines go to stderr
-    levels, version = _levels(feature_level, all_levels, directml)
-    paths, unreadable, skipped = expand(files)
-    results: dict[str, list[ValidationReport]] = {}
-    not_covered: dict[str, str] = {}
-    for path, read in paths:
-        problem = special_file_problem(path)
-        if problem:
-            unreadable[str(path)] = problem
-            continue
-        try:
-            rows, others = judge_file(path, levels, version, read)
-        except InputError as e:
-            unreadable[str(path)] = str(e)
-            continue
-        results.update(rows)
-        not_covered.update(others)
-    for f, reports in list(results.items()):
-        if is_unreadable(reports[0]):
-            unreadable[f] = f"{f}: " + "; ".join(
-                f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
-            )
+    levels, version = _levels(settings.get("feature-level"), all_levels, settings.get("directml"))
+    select, ignore = settings.get("select"), settings.get("ignore")
+    warnings_as_errors = bool(settings.get("warnings-as-errors"))
+    paths, unreadable, skipped = expand(files, settings, force_exclude)
+    results, not_covered = _judge_all(paths, levels, version, unreadable)
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
         say = (err_console if machine else console).out
         keep = kept_codes(select, ignore)
-        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say, keep)
+        write = fix and not diff  # --diff shows the change and writes nothing, even beside --fix
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, keep)
         results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
@@ -267,6 +305,63 @@ def validate_cmd(
         raise typer.Exit(status)
     print_text(levels, results, all_levels, unreadable, not_covered, skipped)
     raise typer.Exit(status)
+
+
+def _settings(
+    feature_level: str | None,
+    directml: str | None,
+    select: str | None,
+    ignore: str | None,
+    warnings_as_errors: bool | None,
+) -> Settings:
+    """The settings in force: the command line's options over ``[tool.dmltile]`` over the defaults;
+    exit 2 for a settings file or a rule code that cannot be used."""
+    try:
+        settings = load_settings()
+    except SettingsError as e:
+        raise fail(str(e)) from None
+    settings.given("feature-level", feature_level, None)
+    settings.given("directml", directml, None)
+    settings.given("select", select, None)
+    settings.given("ignore", ignore, None)
+    settings.given("warnings-as-errors", warnings_as_errors, False)
+    settings.given("exclude", None, [])
+    for key in ("select", "ignore"):
+        try:
+            codes(settings.get(key), f"--{key}" if settings.sources[key] == "command line" else f"{settings.file}: {key}")
+        except UnknownCodes as e:
+            raise fail(str(e)) from None
+    return settings
+
+
+def _judge_all(
+    paths: list[Entry],
+    levels: list[FeatureLevel],
+    version: DirectmlVersion | None,
+    unreadable: dict[str, str],
+) -> tuple[dict[str, list[ValidationReport]], dict[str, str]]:
+    """Every file judged at every level: the reports by label and the dispatchables not covered;
+    a file that cannot be read goes into ``unreadable`` with the reason."""
+    results: dict[str, list[ValidationReport]] = {}
+    not_covered: dict[str, str] = {}
+    for path, read in paths:
+        problem = special_file_problem(path)
+        if problem:
+            unreadable[str(path)] = problem
+            continue
+        try:
+            rows, others = judge_file(path, levels, version, read)
+        except InputError as e:
+            unreadable[str(path)] = str(e)
+            continue
+        results.update(rows)
+        not_covered.update(others)
+    for f, reports in list(results.items()):
+        if is_unreadable(reports[0]):
+            unreadable[f] = f"{f}: " + "; ".join(
+                f"{i.code} {i.message}" for i in unreadable_issues(reports[0].issues)
+            )
+    return results, not_covered
 
 
 def _fix_or_diff(
@@ -300,11 +395,11 @@ def _judged_again(
 
 
 def _levels(
-    feature_level: str, all_levels: bool, directml: str | None
+    feature_level: str | None, all_levels: bool, directml: str | None
 ) -> tuple[list[FeatureLevel], DirectmlVersion | None]:
-    """The levels to judge at and the DirectML version to judge as, from the options (exit 2 when
-    they are unknown or contradict each other)."""
-    if all_levels and feature_level != DEFAULT_FEATURE_LEVEL:
+    """The levels to judge at and the DirectML version to judge as, from the options (None: not
+    given; exit 2 when they are unknown or contradict each other)."""
+    if all_levels and feature_level is not None:
         raise fail("give either --feature-level or --all-levels, not both")
     version = None
     if directml is not None:
@@ -314,9 +409,9 @@ def _levels(
             raise fail(f"--directml: {e}") from None
     if all_levels:
         return [lv for lv in known_levels() if version is None or lv <= version.max_feature_level], version
-    if version is not None and feature_level == DEFAULT_FEATURE_LEVEL:
+    if version is not None and feature_level is None:
         return [version.max_feature_level], version
-    return [parse_level(feature_level)], version
+    return [parse_level(DEFAULT_FEATURE_LEVEL if feature_level is None else feature_level)], version
 
 
 def judge_file(
