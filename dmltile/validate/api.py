@@ -9,9 +9,9 @@ from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import cap_issues, parse_descriptor, parse_document
-from .fixes import attach_fixes
-from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
+from .document import Unparsed, cap_issues, parse_data, parse_descriptor, parse_document
+from .fixes import as_fixed, attach_fixes
+from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, newest_level, parse_feature_level
 from .reading import Document, read_document
 from .report import Issue, ValidationReport
 from .rules import descriptor_checks, issue, level_checks
@@ -88,13 +88,34 @@ def _judge(document: dict, level: FeatureLevel) -> list[Issue]:
     return issues
 
 
-def _fixed(document: Document, issues: list[Issue], level: FeatureLevel | None) -> list[Issue]:
+def _fixed(
+    document: Document, issues: list[Issue], level: FeatureLevel | None, known: list[Issue] | None = None
+) -> list[Issue]:
     """The issues with the fix each has in the document (for a DxDispatch dispatchable: in its
-    canonical form, which the issues' paths point into)."""
+    canonical form, which the issues' paths point into); ``known``: the issues found beyond them."""
     raw = document.data.to_dict() if isinstance(document.data, OperatorDesc) else document.data
     if not isinstance(raw, dict):
         return issues
-    return attach_fixes(raw, issues, level, _judge)
+    return attach_fixes(raw, issues, level, _judge, known)
+
+
+def _beyond(
+    document: Document, parsed: Unparsed, level: FeatureLevel | None, version: DirectmlVersion | None
+) -> list[Issue]:
+    """The issues of a document that does not parse, found on the document as the fixes of its
+    reading errors (an unknown key, an unknown enum name, a misspelt wrapper) would leave it: every
+    rule that can still be judged, each issue with its own fix, its paths into that document. None
+    when a reading error has no fix, or the document is no Tile descriptor at all."""
+    if not parsed.errors or any(i.code == "DML207" for i in parsed.issues(level)):
+        return []
+    fixed = as_fixed(document.data, parsed.issues(level), level or newest_level())
+    desc = parse_data(fixed) if fixed is not None else None
+    if not isinstance(desc, OperatorDesc):
+        return []
+    issues = [*descriptor_issues(desc), *(level_issues(desc, level) if level is not None else [])]
+    if version is not None:
+        issues = version_issues(desc, issues, version)
+    return attach_fixes(fixed, issues, level, _judge)
 
 
 def judge(
@@ -108,10 +129,12 @@ def judge(
     ``target_issues``) runs only the rules that do not depend on the level."""
     parsed = parse_document(document)
     if not isinstance(parsed, OperatorDesc):  # the issues are parse's, already capped
-        return None, [
-            _report(_fixed(document, [*target_issues, *parsed.issues(level)], level), level, None, document)
-            for level in levels
-        ]
+        reports = []
+        for level in levels:
+            later = _beyond(document, parsed, level, version)
+            first = _fixed(document, [*target_issues, *parsed.issues(level)], level, later)
+            reports.append(_report(cap_issues(first + later), level, None, document))
+        return None, reports
     base = descriptor_issues(parsed)
     reports = []
     for level in levels:
