@@ -9,7 +9,7 @@ from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import Unparsed, cap_issues, parse_data, parse_descriptor, parse_document
+from .document import MAX_ISSUES, Unparsed, cap_issues, parse_data, parse_descriptor, parse_document
 from .fixes import as_fixed, attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, newest_level, parse_feature_level
 from .reading import Document, read_document
@@ -100,15 +100,20 @@ def _fixed(
 
 
 def _beyond(
-    document: Document, parsed: Unparsed, level: FeatureLevel | None, version: DirectmlVersion | None
+    document: Document,
+    parsed: Unparsed,
+    found: list[Issue],
+    level: FeatureLevel | None,
+    version: DirectmlVersion | None,
 ) -> list[Issue]:
     """The issues of a document that does not parse, found on the document as the fixes of its
     reading errors (an unknown key, an unknown enum name, a misspelt wrapper) would leave it: every
     rule that can still be judged, each issue with its own fix, its paths into that document. None
-    when a reading error has no fix, or the document is no Tile descriptor at all."""
-    if not parsed.errors or any(i.code == "DML207" for i in parsed.issues(level)):
+    when a reading error has no fix, the document is no Tile descriptor at all, or its reading
+    errors already fill the report."""
+    if not parsed.errors or len(found) >= MAX_ISSUES or any(i.code == "DML207" for i in found):
         return []
-    fixed = as_fixed(document.data, parsed.issues(level), level or newest_level())
+    fixed = as_fixed(document.data, found, level or newest_level())
     desc = parse_data(fixed) if fixed is not None else None
     if not isinstance(desc, OperatorDesc):
         return []
@@ -131,9 +136,10 @@ def judge(
     if not isinstance(parsed, OperatorDesc):  # the issues are parse's, already capped
         reports = []
         for level in levels:
-            later = _beyond(document, parsed, level, version)
-            first = _fixed(document, [*target_issues, *parsed.issues(level)], level, later)
-            reports.append(_report(cap_issues(first + later), level, None, document))
+            found = parsed.issues(level)
+            later = _beyond(document, parsed, found, level, version)
+            first = _fixed(document, [*target_issues, *found], level, later)
+            reports.append(_report(cap_issues(first + later) if later else first, level, None, document))
         return None, reports
     base = descriptor_issues(parsed)
     reports = []
