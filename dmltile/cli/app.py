@@ -49,8 +49,10 @@ class _State:
 state = _State()
 
 
-def emit_json(document: Any) -> None:
-    """Print the one JSON document of a ``--json`` run on stdout."""
+def emit_json(document: dict, status: int) -> None:
+    """Print the one JSON document of a ``--json`` run on stdout, carrying ``exit_status``: the
+    status the process exits with, so a reader of the document alone knows the verdict."""
+    document["exit_status"] = status
     print(json.dumps(document, indent=2))
     state.printed = True
 
@@ -168,7 +170,7 @@ class DmlTileGroup(TyperGroup):
         except click.ClickException as e:
             err_console.print(f"error: {e.format_message()}", highlight=False, markup=False)
             if not state.printed:
-                emit_json(error_document(e.format_message(), e.exit_code))
+                emit_json(error_document(e.format_message(), e.exit_code), e.exit_code)
             status = e.exit_code
         except Abort:
             status = EXIT_INVALID
@@ -224,7 +226,7 @@ def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
     err_console.print("[bold red]error:[/] ", end="")
     err_console.print(message, highlight=False, markup=False)
     if state.json and not state.printed:
-        emit_json(error_document(message, status))
+        emit_json(error_document(message, status), status)
     return typer.Exit(status)
 
 
@@ -271,7 +273,7 @@ def main() -> None:
     except DmlTileError as e:
         err_console.print(f"error: {e}", highlight=False, markup=False)
         if state.json and not state.printed:
-            emit_json(error_document(str(e), EXIT_USAGE))
+            emit_json(error_document(str(e), EXIT_USAGE), EXIT_USAGE)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)

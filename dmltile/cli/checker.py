@@ -13,10 +13,11 @@ from typing import IO, Any
 
 from ..core.enums import FeatureLevel
 from ..core.words import plural
-from ..validate.api import validate
+from ..validate.api import judge
 from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
 from ..validate.fixes import apply_all, wrapped
 from ..validate.locate import Position, locate, places
+from ..validate.reading import Document
 from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
@@ -169,7 +170,9 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
-def _fixed(document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str]) -> tuple[Any, list[str]]:
+def _fixed(
+    document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str], warnings: list[Issue] | None = None
+) -> tuple[Any, list[str]]:
     """The descriptor with every fix of its report applied together (warnings' too), judged again
     and fixed again at most ``rounds`` times; and what changed, one line per issue fixed. Only the
     rules in ``keep`` are fixed, as a linter fixes only the rules it was asked to check, and the
@@ -177,7 +180,9 @@ def _fixed(document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str]
     those leave it."""
     changes: list[str] = []
     for _ in range(rounds):
-        report = validate(document, level)
+        # a DxDispatch dispatchable's reading warnings (DML402) hold for its first form only
+        report = judge(Document(document, warnings=warnings or []), [level])[1][0]
+        warnings = None
         fixable = [i for i in report.issues if i.fix and (i.code in keep or unfiltered(i))]
         fixed = apply_all(document, fixable) if fixable else document
         if fixed == wrapped(document):
@@ -195,8 +200,9 @@ def _fixed_model(data: dict, level: FeatureLevel, rounds: int, keep: frozenset[s
         return data, []
     dispatchables = dict(model["dispatchables"])
     changes: list[str] = []
-    for name, canonical in split_model(model).tiles.items():
-        fixed, made = _fixed(canonical, level, rounds, keep)
+    parts = split_model(model)
+    for name, canonical in parts.tiles.items():
+        fixed, made = _fixed(canonical, level, rounds, keep, parts.warnings.get(name))
         try:
             dispatchables[name] = (
                 dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]

@@ -42,23 +42,24 @@ Entry = tuple[Path, Reading | InputError | None]
 
 
 def expand(
-    paths: list[Path], settings: Settings | None = None, force_exclude: bool = False
+    paths: list[Path], settings: Settings | None = None, force_exclude: bool = False, skip_other: bool = False
 ) -> tuple[list[Entry], dict[str, str], dict[str, str]]:
     """Files as given; a directory becomes its ``*.json`` files, sorted, leaving out JSON files that
     are neither descriptors nor DxDispatch models (reports, JSON Schemas) and those the settings'
-    ``exclude`` names (files given by name too, with ``force_exclude``). Also returns the paths
-    that name nothing usable (an empty directory) and the files skipped, each with the reason."""
+    ``exclude`` names. Files given by name are left out so too with ``force_exclude`` (excluded)
+    and ``skip_other`` (other JSON). Also returns the paths that name nothing usable (an empty
+    directory) and the files skipped, each with the reason."""
     settings = settings or Settings()
     files: list[Entry] = []
     problems: dict[str, str] = {}
     skipped: dict[str, str] = {}
     for p in paths:
         if str(p) == "-" or not p.is_dir():
-            pattern = settings.excluded(p) if force_exclude and str(p) != "-" else None
-            if pattern:
-                skipped[str(p)] = f"excluded by {pattern!r} in {settings.file}"
+            given = _excluded_or_other(p, settings, force_exclude, skip_other) if str(p) != "-" else None
+            if isinstance(given, str):
+                skipped[str(p)] = given
             else:
-                files.append((p, None))
+                files.append((p, given))
             continue
         found = sorted(q for q in p.glob("*.json"))
         kept = 0
@@ -76,12 +77,17 @@ def expand(
     return files, problems, skipped
 
 
-def _excluded_or_other(path: Path, settings: Settings) -> str | Reading | InputError | None:
-    """Why a file found in a directory is skipped (excluded, or not a descriptor), else what was
-    read from it (None for a pipe or device, which is never read here)."""
-    pattern = settings.excluded(path)
+def _excluded_or_other(
+    path: Path, settings: Settings, exclude: bool = True, other: bool = True
+) -> str | Reading | InputError | None:
+    """Why a file is skipped (``exclude``: the settings exclude it; ``other``: it is JSON but not a
+    descriptor), else what was read from it (None when not read here: a pipe or device, or a file
+    that neither question needs read)."""
+    pattern = settings.excluded(path) if exclude else None
     if pattern:
         return f"excluded by {pattern!r} in {settings.file}"
+    if not other:
+        return None
     read = None if special_file_problem(path) else _read(path)
     why = not_a_descriptor(read) if isinstance(read, Reading) else None
     return why or read
@@ -242,6 +248,12 @@ def validate_cmd(
     force_exclude: bool = typer.Option(
         False, "--force-exclude", help="Leave out the files the settings' exclude names even when given by name."
     ),
+    skip_other_json: bool = typer.Option(
+        False,
+        "--skip-other-json",
+        help="Skip files given by name that are JSON but neither a descriptor nor a DxDispatch model "
+        "(no descriptor key at their top, or a JSON Schema), as a folder check does.",
+    ),
     show_settings: bool = typer.Option(
         False,
         "--show-settings",
@@ -272,7 +284,7 @@ def validate_cmd(
     levels, version = _levels(settings.get("feature-level"), all_levels, settings.get("directml"))
     select, ignore = settings.get("select"), settings.get("ignore")
     warnings_as_errors = bool(settings.get("warnings-as-errors"))
-    paths, unreadable, skipped = expand(files, settings, force_exclude)
+    paths, unreadable, skipped = expand(files, settings, force_exclude, skip_other_json)
     results, not_covered = _judge_all(paths, levels, version, unreadable)
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
@@ -286,6 +298,8 @@ def validate_cmd(
     if output_format in ("sarif", "github"):
         console.out(ci_report(output_format, results))
         raise typer.Exit(status)
+    if as_json and unreadable and all(f in unreadable for f in results):
+        raise fail("; ".join(unreadable.values()))  # nothing judged: the document every command gives
     if as_json:
         spots = positions(results)
         emit_json(
@@ -300,7 +314,8 @@ def validate_cmd(
                 "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
                 "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
                 "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
-            }
+            },
+            status,
         )
         raise typer.Exit(status)
     print_text(levels, results, all_levels, unreadable, not_covered, skipped)
@@ -456,8 +471,7 @@ def print_text(
         )
     if skipped:
         err_console.print(
-            f"skipped {len(skipped)} JSON file{'s' * (len(skipped) != 1)} that {'are' if len(skipped) != 1 else 'is'} "
-            "neither a descriptor nor a DxDispatch model: "
+            f"skipped {len(skipped)} JSON file{'s' * (len(skipped) != 1)}: "
             + ", ".join(f"{Path(f).name} ({why})" for f, why in skipped.items()),
             highlight=False,
             markup=False,

@@ -155,8 +155,9 @@ def judge(
 def _report(
     issues: list[Issue], level: FeatureLevel | None, sizes: list[int] | None, document: Document
 ) -> ValidationReport:
-    """The report: valid unless an issue is an error; the reading's warnings come last."""
-    issues = issues + document.warnings
+    """The report: valid unless an issue is an error; the reading's warnings come last, with the
+    fixes their rules have."""
+    issues = issues + (_fixed(document, document.warnings, level) if document.warnings else [])
     return ValidationReport(
         valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
     )

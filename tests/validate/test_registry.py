@@ -109,7 +109,7 @@ def test_one_rule_prints_what_why_and_where_from():
 
 
 def test_rules_json_gives_every_rule_its_why_and_example():
-    doc = json_out(invoke("rules", "--json").stdout)
+    doc = json_out(invoke("rules", "--json").stdout)["rules"]
     assert [r["code"] for r in doc] == sorted(RULES)
     by_code = {r["code"]: r for r in doc}
     assert by_code["DML302"]["example"]["feature_level"] == "1.0"
@@ -119,7 +119,7 @@ def test_rules_json_gives_every_rule_its_why_and_example():
     assert by_code["DML501"]["example"]["node"]["opset"] == 5
     assert all(r["why"] == RULES[r["code"]].why for r in doc)
     one = json_out(invoke("rules", "dml205", "--json").stdout)
-    assert one == [by_code["DML205"]]
+    assert one == {"rules": [by_code["DML205"]], "exit_status": 0}
 
 
 @pytest.mark.parametrize("typo, meant", [("DML2O5", "DML205"), ("DML1O7", "DML107"), ("205", "DML205")])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..report import Issue
 from .citations import DXDISPATCH
 from .registry import Example, issue, register
+from .values import fix_field_value
 
 _TILE_DESC = {
     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
@@ -52,6 +53,7 @@ register(
             }
         }
     ),
+    fix=fix_field_value,
 )
 
 
