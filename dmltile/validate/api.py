@@ -107,20 +107,35 @@ def _beyond(
     version: DirectmlVersion | None,
 ) -> list[Issue]:
     """The issues of a document that does not parse, found on the document as the fixes of its
-    reading errors (an unknown key, an unknown enum name, a misspelt wrapper) would leave it: every
-    rule that can still be judged, each issue with its own fix, its paths into that document. None
-    when a reading error has no fix, the document is no Tile descriptor at all, or its reading
-    errors already fill the report."""
+    reading errors (an unknown key, an unknown enum name, a misspelt wrapper) would leave it: the
+    reading errors that only show there (an unknown name inside a misspelt wrapper), then every rule
+    that can still be judged, each issue with its own fix, its paths into the document as the fixes
+    before it leave it. None when a reading error has no fix, the document is no Tile descriptor at
+    all, or its reading errors already fill the report."""
     if not parsed.errors or len(found) >= MAX_ISSUES or any(i.code == "DML207" for i in found):
         return []
-    fixed = as_fixed(document.data, found, level or newest_level())
-    desc = parse_data(fixed) if fixed is not None else None
-    if not isinstance(desc, OperatorDesc):
-        return []
-    issues = [*descriptor_issues(desc), *(level_issues(desc, level) if level is not None else [])]
-    if version is not None:
-        issues = version_issues(desc, issues, version)
-    return attach_fixes(fixed, issues, level, _judge)
+    stages: list[tuple[dict, list[Issue]]] = []  # each later round of reading errors, on its document
+    data: Any = document.data
+    for _ in range(_READING_ROUNDS):
+        fixed = as_fixed(data, found, level or newest_level())
+        desc = parse_data(fixed) if fixed is not None else None
+        if fixed is None or isinstance(desc, OperatorDesc) or desc is None or not desc.errors:
+            break
+        found = desc.issues(level)
+        if any(i.code == "DML207" for i in found):
+            break
+        stages.append((fixed, found))
+        data = fixed
+    later: list[Issue] = []
+    if isinstance(desc, OperatorDesc) and fixed is not None:
+        later = [*descriptor_issues(desc), *(level_issues(desc, level) if level is not None else [])]
+        if version is not None:
+            later = version_issues(desc, later, version)
+        later = attach_fixes(fixed, later, level, _judge)
+    return [i for doc, issues in stages for i in attach_fixes(doc, issues, level, _judge, later)] + later
+
+
+_READING_ROUNDS = 3  # a misspelt wrapper can hide reading errors inside it, found once it is renamed
 
 
 def judge(
