@@ -5,20 +5,22 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import io
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console
 from typer import _click as click  # typer vendors click
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
 from ..errors import DmlTileError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -37,6 +39,26 @@ COMMAND_ORDER = (
     "compare-dxdispatch",
     "doctor",
 )
+
+# The module of this package that defines each command. A command's module (and what it imports:
+# NumPy, the planner, onnx, the playground) is imported only when that command runs or --help lists
+# it, so each command starts with what it needs.
+COMMAND_MODULES = {
+    "validate": "validate",
+    "explain": "explain",
+    "run": "run",
+    "new": "authoring",
+    "check": "check",
+    "fmt": "authoring",
+    "schema": "authoring",
+    "levels": "info",
+    "rules": "info",
+    "export": "dxdispatch",
+    "compare-dxdispatch": "dxdispatch",
+    "doctor": "info",
+    "serve": "serve",
+    "directml": "directml",
+}
 
 
 class _State:
@@ -140,10 +162,12 @@ class DmlTileGroup(TyperGroup):
     keeping its promise (one JSON document on stdout) for usage errors too."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = list(self.commands)
+        names = list(dict.fromkeys([*COMMAND_MODULES, *self.commands]))
         return [n for n in COMMAND_ORDER if n in names] + [n for n in names if n not in COMMAND_ORDER]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            self._load(COMMAND_MODULES[cmd_name])
         command = super().get_command(ctx, cmd_name)
         if type(command) is TyperCommand:
             command.__class__ = DmlTileCommand
@@ -152,6 +176,23 @@ class DmlTileGroup(TyperGroup):
 
     def get_params(self, ctx: click.Context) -> list:
         return tidy_params(super().get_params(ctx))
+
+    def _load(self, module: str) -> None:
+        """Import a command module (its decorators register its commands on ``app``) and add the
+        commands it registered, as typer builds them."""
+        importlib.import_module(f".{module}", __package__)
+        built = {
+            "pretty_exceptions_short": app.pretty_exceptions_short,
+            "rich_markup_mode": app.rich_markup_mode,
+        }
+        for info in app.registered_commands:
+            command = typer.main.get_command_from_info(info, **built)
+            if command.name not in self.commands:
+                self.add_command(command)
+        for group in app.registered_groups:
+            sub = typer.main.get_group_from_info(group, suggest_commands=app.suggest_commands, **built)
+            if sub.name not in self.commands:
+                self.add_command(sub)
 
     def main(  # type: ignore[override]
         self,
@@ -193,13 +234,35 @@ def _console(**kw: Any) -> Console:
     """A console that fits the terminal's window; when the output is not a terminal (a pipe, a
     file) it is $COLUMNS wide, else 80, and the one-line diagnostics (printed with soft_wrap) stay
     whole for ``grep``."""
+    from rich.console import Console
+
     probe = Console(**kw)
     if probe.is_terminal:
         return probe
     return Console(soft_wrap=True, width=probe.width, **kw)
 
 
-console = _console()
+def _error_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
+
+
+class _OnFirstUse:
+    """A console made when it is first used: rich's console costs start-up time that a command
+    printing nothing through it (``--version``, a JSON report) need not pay."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._made: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._make()
+        return getattr(self._made, name)
+
+
+console = cast("Console", _OnFirstUse(_console))
 
 
 def print_whole_lines(renderable: Any) -> None:
@@ -208,6 +271,8 @@ def print_whole_lines(renderable: Any) -> None:
     if console.is_terminal:
         console.print(renderable)
         return
+    from rich.console import Console
+
     narrow = Console(width=console.width, file=io.StringIO(), color_system=None)
     narrow.print(renderable)
     for line in narrow.file.getvalue().splitlines():  # type: ignore[attr-defined]
@@ -217,7 +282,7 @@ def print_whole_lines(renderable: Any) -> None:
 print_table = print_whole_lines  # a table at its natural width: each row one line, for grep
 
 
-err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
+err_console = cast("Console", _OnFirstUse(_error_console))
 
 
 def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
@@ -291,7 +356,9 @@ def main() -> None:
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"dmltile {importlib.metadata.version('dmltile')}")
+        from .. import __version__
+
+        print(f"dmltile {__version__}")
         raise typer.Exit()
 
 
