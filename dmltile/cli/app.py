@@ -181,16 +181,20 @@ class DmlTileGroup(TyperGroup):
         """Import a command module (its decorators register its commands on ``app``) and add the
         commands it registered, as typer builds them."""
         importlib.import_module(f".{module}", __package__)
-        built = {
-            "pretty_exceptions_short": app.pretty_exceptions_short,
-            "rich_markup_mode": app.rich_markup_mode,
-        }
+        short, markup = app.pretty_exceptions_short, app.rich_markup_mode
         for info in app.registered_commands:
-            command = typer.main.get_command_from_info(info, **built)
+            command = typer.main.get_command_from_info(
+                info, pretty_exceptions_short=short, rich_markup_mode=markup
+            )
             if command.name not in self.commands:
                 self.add_command(command)
         for group in app.registered_groups:
-            sub = typer.main.get_group_from_info(group, suggest_commands=app.suggest_commands, **built)
+            sub = typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=short,
+                suggest_commands=app.suggest_commands,
+                rich_markup_mode=markup,
+            )
             if sub.name not in self.commands:
                 self.add_command(sub)
 

@@ -22,12 +22,12 @@ else:  # pragma: no cover
 # Each key, and what its value is: a string, a list of strings (a comma-separated string is
 # accepted too), or a boolean. The command-line option of each key has the same name.
 KEYS = {
-    "feature-level": "a string such as \"3.1\"",
-    "directml": "a DirectML version string such as \"1.9.1\"",
-    "select": "a list of rule codes or prefixes, such as [\"DML1\", \"DML205\"]",
+    "feature-level": 'a string such as "3.1"',
+    "directml": 'a DirectML version string such as "1.9.1"',
+    "select": 'a list of rule codes or prefixes, such as ["DML1", "DML205"]',
     "ignore": "a list of rule codes or prefixes",
     "warnings-as-errors": "true or false",
-    "exclude": "a list of glob patterns, such as [\"build\", \"tests/bad_*.json\"]",
+    "exclude": 'a list of glob patterns, such as ["build", "tests/bad_*.json"]',
 }
 _LISTS = ("select", "ignore", "exclude")
 

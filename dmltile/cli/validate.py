@@ -229,7 +229,9 @@ def validate_cmd(
     ),
     ignore: str | None = typer.Option(None, "--ignore", help="Leave out these rules (codes or prefixes)."),
     warnings_as_errors: bool | None = typer.Option(
-        None, "--warnings-as-errors/--no-warnings-as-errors", help="A warning makes the descriptor invalid (exit 1)."
+        None,
+        "--warnings-as-errors/--no-warnings-as-errors",
+        help="A warning makes the descriptor invalid (exit 1).",
     ),
     output_format: str = typer.Option(
         "text",
@@ -243,10 +245,14 @@ def validate_cmd(
         "say what changed.",
     ),
     diff: bool = typer.Option(
-        False, "--diff", help="Print what --fix would change, as a unified diff; write nothing (also beside --fix)."
+        False,
+        "--diff",
+        help="Print what --fix would change, as a unified diff; write nothing (also beside --fix).",
     ),
     force_exclude: bool = typer.Option(
-        False, "--force-exclude", help="Leave out the files the settings' exclude names even when given by name."
+        False,
+        "--force-exclude",
+        help="Leave out the files the settings' exclude names even when given by name.",
     ),
     skip_other_json: bool = typer.Option(
         False,
@@ -343,7 +349,10 @@ def _settings(
     settings.given("exclude", None, [])
     for key in ("select", "ignore"):
         try:
-            codes(settings.get(key), f"--{key}" if settings.sources[key] == "command line" else f"{settings.file}: {key}")
+            codes(
+                settings.get(key),
+                f"--{key}" if settings.sources[key] == "command line" else f"{settings.file}: {key}",
+            )
         except UnknownCodes as e:
             raise fail(str(e)) from None
     return settings

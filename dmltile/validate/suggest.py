@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-
 from ..core.enums import TILE, DataType, FeatureLevel, TensorFlags, TensorType
 from .levels import newest_level, tile_support
 

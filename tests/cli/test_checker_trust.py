@@ -36,7 +36,8 @@ def _codes(result) -> list[str]:
 
 # -- 1. filters that never hide an error ----------------------------------------------------------
 @pytest.mark.parametrize(
-    "option, value", [("--select", "DML999"), ("--select", "foo"), ("--ignore", "DML9"), ("--select", "DML205,DML6")]
+    "option, value",
+    [("--select", "DML999"), ("--select", "foo"), ("--ignore", "DML9"), ("--select", "DML205,DML6")],
 )
 def test_an_unknown_code_or_prefix_is_a_usage_error_naming_the_known_codes(option, value):
     bad = EXAMPLES / "invalid_total_size_too_small.json"
@@ -87,7 +88,9 @@ def test_every_issue_in_one_pass_after_an_unknown_key(tmp_path):
     # each issue's hint and fix are its own rule's: the unknown key's fix removes it and nothing else
     assert [(e.op, e.path) for e in by_code["DML003"].fix] == [("remove", "Desc.InputTensor.Desc.Colour")]
     assert "Sizes" not in by_code["DML003"].hint and "24" not in by_code["DML003"].hint
-    assert [e.value for e in by_code["DML105"].fix] == [24] and [e.value for e in by_code["DML205"].fix] == [6]
+    assert [e.value for e in by_code["DML105"].fix] == [24] and [e.value for e in by_code["DML205"].fix] == [
+        6
+    ]
     assert dmltile.validate(apply_all(document, report.issues)).valid
 
 
@@ -263,7 +266,10 @@ def test_the_pre_commit_hook_runs_validate_on_a_file_list(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
     assert "package.json" in run.stderr  # skipped, and said so
     run = subprocess.run(
-        [str(SCRIPT), *entry[1:], *files, "invalid_output_sizes.json"], capture_output=True, text=True, cwd=tmp_path
+        [str(SCRIPT), *entry[1:], *files, "invalid_output_sizes.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert run.returncode == 1 and "invalid_output_sizes.json: INVALID" in run.stdout
 
@@ -303,4 +309,3 @@ def test_an_unreadable_input_gives_the_same_error_document_from_every_command(tm
         assert result.returncode == 2, (command, result.stdout, result.stderr)
         doc = json.loads(result.stdout)
         assert set(doc) == {"error", "exit_status"} and doc["exit_status"] == 2 and path.name in doc["error"]
-
