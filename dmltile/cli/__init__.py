@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,8 +27,21 @@ def main() -> None:
 
 
 def __getattr__(name: str) -> Any:
+    """``app``, the Typer app, imported on first use."""
     if name == "app":
         from .app import app
 
         return app
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _Package(types.ModuleType):
+    """This package, whose ``app`` stays the Typer app: importing the module ``app.py`` would
+    otherwise set the package's ``app`` to that module (the module stays in ``sys.modules``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if not (name == "app" and isinstance(value, types.ModuleType)):
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
