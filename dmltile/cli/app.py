@@ -177,6 +177,12 @@ class DmlTileGroup(TyperGroup):
     def get_params(self, ctx: click.Context) -> list:
         return tidy_params(super().get_params(ctx))
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and args[0] not in COMMAND_MODULES:
+            for module in dict.fromkeys(COMMAND_MODULES.values()):  # a typo: "did you mean" needs them all
+                self._load(module)
+        return super().resolve_command(ctx, args)
+
     def _load(self, module: str) -> None:
         """Import a command module (its decorators register its commands on ``app``) and add the
         commands it registered, as typer builds them."""

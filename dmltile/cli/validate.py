@@ -280,6 +280,8 @@ def validate_cmd(
     """
     settings = _settings(feature_level, directml, select, ignore, warnings_as_errors)
     if show_settings:
+        if as_json or output_format != "text":
+            raise fail("--show-settings prints text lines; leave out --json and --format")
         for line in describe_settings(settings):
             console.out(line, highlight=False)
         raise typer.Exit(EXIT_OK)

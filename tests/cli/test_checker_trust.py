@@ -232,6 +232,8 @@ def test_show_settings_prints_each_value_and_where_it_comes_from(project):
     assert f"  select = DML1,DML2  ({path})" in lines
     assert "  ignore = DML106  (command line)" in lines
     assert "  warnings-as-errors = false  (default)" in lines
+    refused = invoke("validate", "--show-settings", "--json")  # --json keeps its one-document promise
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["exit_status"] == 2
 
 
 # -- 7. the pre-commit hook -----------------------------------------------------------------------
