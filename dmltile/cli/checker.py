@@ -184,8 +184,8 @@ def _fixed(
         report = judge(Document(document, warnings=warnings or []), [level])[1][0]
         warnings = None
         fixable = [i for i in report.issues if i.fix and (i.code in keep or unfiltered(i))]
-        fixed = apply_all(document, fixable) if fixable else document
-        if fixed == wrapped(document):
+        fixed = apply_all(document, fixable) if fixable else None
+        if fixed is None or fixed == wrapped(document):
             break
         changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
         document = fixed
