@@ -109,17 +109,17 @@ del _layer
 
 
 def __getattr__(name: str) -> Any:
-    """A public name, imported on first use (and, in a notebook, with the displays registered)."""
+    """A public name, imported on first use (with the displays registered)."""
     where = _WHERE.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
-    import sys
 
+    # How descriptors, reports and explanations look in a REPL, in rich and in a notebook: the teach
+    # layer registers it when imported, as the API has always given it (the CLI uses no public name).
+    importlib.import_module(".teach", __name__)
     value = getattr(importlib.import_module(where, __name__), name)
     globals()[name] = value
-    if "IPython" in sys.modules:  # how descriptors and reports look in a notebook (teach registers it)
-        importlib.import_module(".teach", __name__)
     return value
 
 
