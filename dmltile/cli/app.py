@@ -275,6 +275,21 @@ class _OnFirstUse:
 console = cast("Console", _OnFirstUse(_console))
 
 
+def say(*parts: str | tuple[str, str]) -> None:
+    """One line of human output on stdout, whole (never wrapped): a part ``(text, style)`` is
+    coloured in a terminal. Output that is no terminal (a pipe, CI, a pre-commit hook) is printed as
+    it is, without importing rich at all."""
+    if not (os.environ.get("FORCE_COLOR") or sys.stdout.isatty()):
+        print("".join(p if isinstance(p, str) else p[0] for p in parts))
+        return
+    from rich.text import Text
+
+    line = Text()
+    for p in parts:
+        line.append(*((p,) if isinstance(p, str) else p))
+    console.print(line, soft_wrap=True)
+
+
 def print_whole_lines(renderable: Any) -> None:
     """Print a table or an explanation wrapped to the console's width (a terminal's window; piped,
     $COLUMNS or 80 columns), without colour or trailing blanks when the output is not a terminal."""

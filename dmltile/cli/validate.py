@@ -6,10 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import typer
-from rich import box
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from ..core.enums import FeatureLevel
 from ..errors import DmlTileError, InputError
@@ -20,7 +16,18 @@ from ..validate.report import ValidationReport
 from ..validate.rules import unreadable_issues
 from ..validate.source import NotJson, looks_like_descriptor
 from ..validate.versions import DirectmlVersion, parse_directml_version
-from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, console, emit_json, err_console, fail, print_table
+from .app import (
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    app,
+    console,
+    emit_json,
+    err_console,
+    fail,
+    print_table,
+    say,
+)
 from .checker import (
     FORMATS,
     UnknownCodes,
@@ -145,6 +152,10 @@ def level_groups(levels: list[FeatureLevel], rows: list[list[str]]) -> list[tupl
 
 def print_matrix(levels: list[FeatureLevel], results: dict[str, list[ValidationReport]]) -> None:
     """Rows = files, columns = feature levels (identical neighbours merged), cells = ok or codes."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
     rows = [[cell(r) for r in reports] for reports in results.values()]
     groups = level_groups(levels, rows) if rows else [(lv.dotted, j) for j, lv in enumerate(levels)]
     table = Table(
@@ -166,15 +177,14 @@ def print_reports(results: dict[str, list[ValidationReport]]) -> None:
     """One verdict line per file, then each issue with its code, path, message and fix."""
     for f, reports in results.items():
         r = reports[0]
-        verdict = "[green]valid[/]" if r.valid else "[red]INVALID[/]"
+        verdict = ("valid", "green") if r.valid else ("INVALID", "red")
         level = r.feature_level.c_name if r.feature_level else "?"
-        console.print(f"{escape(str(f))}: {verdict} at {level}", highlight=False)
+        say(f"{f}: ", verdict, f" at {level}")
         for i in r.issues:
             colour = "red" if i.severity == "error" else "yellow"
-            line = Text("  ") + Text(i.code, style=colour) + Text(f" {i.path or '<document>'}: {i.message}")
-            console.print(line, soft_wrap=True)
+            say("  ", (i.code, colour), f" {i.path or '<document>'}: {i.message}")
             if i.hint:
-                console.print(f"      fix: {i.hint}", highlight=False, markup=False, soft_wrap=True)
+                say(f"      fix: {i.hint}")
 
 
 def _file_entry(f: str, reports: list[ValidationReport], all_levels: bool) -> dict:
