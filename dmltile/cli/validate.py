@@ -314,7 +314,7 @@ def validate_cmd(
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
     if output_format in ("sarif", "github"):
-        console.out(ci_report(output_format, results))
+        print(ci_report(output_format, results))  # one document as it is, no rich needed
         raise typer.Exit(status)
     if as_json and unreadable and all(f in unreadable for f in results):
         raise fail("; ".join(unreadable.values()))  # nothing judged: the document every command gives
