@@ -17,9 +17,7 @@ def main() -> None:
     """Console-script entry point. ``dmltile --version`` is answered before the command line's
     framework is imported: an editor or a hook asking for the version waits for nothing else."""
     if sys.argv[1:] == ["--version"]:
-        from .. import __version__
-
-        print(f"dmltile {__version__}")
+        print(f"dmltile {sys.modules['dmltile'].__version__}")  # the package, loaded before its cli
         return
     from .app import main as run
 

@@ -381,9 +381,7 @@ def main() -> None:
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
-
-        print(f"dmltile {__version__}")
+        print(f"dmltile {sys.modules['dmltile'].__version__}")  # the package, loaded before its cli
         raise typer.Exit()
 
 

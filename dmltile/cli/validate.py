@@ -290,11 +290,7 @@ def validate_cmd(
     """
     settings = _settings(feature_level, directml, select, ignore, warnings_as_errors)
     if show_settings:
-        if as_json or output_format != "text":
-            raise fail("--show-settings prints text lines; leave out --json and --format")
-        for line in describe_settings(settings):
-            console.out(line, highlight=False)
-        raise typer.Exit(EXIT_OK)
+        _show_settings(settings, as_json or output_format != "text")
     if not files:
         raise fail("give the descriptor files or directories to check (or - for standard input)")
     as_json = _prints_json(as_json, output_format)
@@ -319,25 +315,47 @@ def validate_cmd(
     if as_json and unreadable and all(f in unreadable for f in results):
         raise fail("; ".join(unreadable.values()))  # nothing judged: the document every command gives
     if as_json:
-        spots = positions(results)
-        emit_json(
-            {
-                "valid": status == EXIT_OK,
-                "exit_status": status,
-                "feature_levels": [lv.dotted for lv in levels],
-                "files": [
-                    with_positions(_file_entry(f, reports, all_levels), spots.get(f, {}))
-                    for f, reports in results.items()
-                ],
-                "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
-                "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
-                "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
-            },
-            status,
-        )
-        raise typer.Exit(status)
-    print_text(levels, results, all_levels, unreadable, not_covered, skipped)
+        _emit_report(status, levels, results, all_levels, unreadable, not_covered, skipped)
+    else:
+        print_text(levels, results, all_levels, unreadable, not_covered, skipped)
     raise typer.Exit(status)
+
+
+def _show_settings(settings: Settings, machine: bool) -> None:
+    """``--show-settings``: each setting in force and where it comes from, then exit 0."""
+    if machine:
+        raise fail("--show-settings prints text lines; leave out --json and --format")
+    for line in describe_settings(settings):
+        print(line)
+    raise typer.Exit(EXIT_OK)
+
+
+def _emit_report(
+    status: int,
+    levels: list[FeatureLevel],
+    results: dict[str, list[ValidationReport]],
+    all_levels: bool,
+    unreadable: dict[str, str],
+    not_covered: dict[str, str],
+    skipped: dict[str, str],
+) -> None:
+    """The ``--json`` report: every file's reports, what was unreadable, not covered or skipped."""
+    spots = positions(results)
+    emit_json(
+        {
+            "valid": status == EXIT_OK,
+            "exit_status": status,
+            "feature_levels": [lv.dotted for lv in levels],
+            "files": [
+                with_positions(_file_entry(f, reports, all_levels), spots.get(f, {}))
+                for f, reports in results.items()
+            ],
+            "unreadable": [{"file": f, "error": e} for f, e in unreadable.items()],
+            "not_covered": [{"file": f, "operator": op} for f, op in not_covered.items()],
+            "skipped": [{"file": f, "reason": why} for f, why in skipped.items()],
+        },
+        status,
+    )
 
 
 def _settings(

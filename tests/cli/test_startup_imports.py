@@ -1,8 +1,8 @@
 """What a command imports decides how long it takes to start: ``dmltile --version`` and ``dmltile
 validate FILE`` (what editors and pre-commit hooks run on every file) import no NumPy, no onnx or
 onnxruntime, nothing of the execution, lowering, interop or teaching layers (the copy planner, the
-playground), nor rich when the report goes to a pipe, and ``--version`` not even typer or pydantic. The test reads the modules a real run
-leaves loaded; it measures no time."""
+playground), nor rich when the report goes to a pipe, and ``--version`` not even typer or pydantic.
+The test reads the modules a real run leaves loaded; it measures no time."""
 
 from __future__ import annotations
 
