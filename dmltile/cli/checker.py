@@ -8,22 +8,24 @@ import difflib
 import importlib.metadata
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..core.enums import FeatureLevel
 from ..core.words import plural
 from ..validate.api import judge
 from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
 from ..validate.fixes import apply_all, wrapped
-from ..validate.locate import Position, locate, places
 from ..validate.reading import Document
 from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
 from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
-from ..validate.splice import dispatchable_with, keep_layout
 from .files import write_atomic
+
+if TYPE_CHECKING:
+    from ..validate.locate import Position
 
 FORMATS = ("text", "json", "sarif", "github")
 Results = dict[str, list[ValidationReport]]
@@ -79,6 +81,8 @@ def chosen(results: Results, select: str | None, ignore: str | None, warnings_as
 def positions(results: Results) -> dict[str, dict[str, Position]]:
     """For each file with issues, the line and column of each issue's path (read from the file's
     text; standard input and DxDispatch dispatchables, whose paths point into another shape, get none)."""
+    from ..validate.locate import locate, places  # only a machine-read report gives lines and columns
+
     out: dict[str, dict[str, Position]] = {}
     for f, reports in results.items():
         path = Path(f)
@@ -170,39 +174,66 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
+@dataclass(frozen=True)
+class FixScope:
+    """The fixes ``--fix`` applies: those of the rules in ``codes`` (and of the errors that stop a
+    document being read), the unsafe ones (a guess at what was meant) only with ``unsafe``."""
+
+    codes: frozenset[str]
+    unsafe: bool = False
+
+
 def _fixed(
-    document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str], warnings: list[Issue] | None = None
-) -> tuple[Any, list[str]]:
+    document: Any, level: FeatureLevel, rounds: int, scope: FixScope, warnings: list[Issue] | None = None
+) -> tuple[Any, list[str], list[str]]:
     """The descriptor with every fix of its report applied together (warnings' too), judged again
-    and fixed again at most ``rounds`` times; and what changed, one line per issue fixed. Only the
-    rules in ``keep`` are fixed, as a linter fixes only the rules it was asked to check, and the
-    errors that stop the document being read, since the other fixes are made on the document as
-    those leave it."""
+    and fixed again at most ``rounds`` times; what changed, one line per issue fixed; and the fixes
+    left because they are unsafe. Only the rules in ``scope`` are fixed, as a linter fixes only the
+    rules it was asked to check, and the errors that stop the document being read, since the other
+    fixes are made on the document as those leave it."""
     changes: list[str] = []
+    hidden: list[str] = []
     for _ in range(rounds):
         # a DxDispatch dispatchable's reading warnings (DML402) hold for its first form only
         report = judge(Document(document, warnings=warnings or []), [level])[1][0]
         warnings = None
-        fixable = [i for i in report.issues if i.fix and (i.code in keep or unfiltered(i))]
+        fixable = [i for i in report.issues if i.fix and (i.code in scope.codes or unfiltered(i))]
+        fixable, left = _applicable(fixable, scope.unsafe)
+        hidden = [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in left]
         fixed = apply_all(document, fixable) if fixable else None
         if fixed is None or fixed == wrapped(document):
             break
         changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
         document = fixed
-    return document, changes
+    return document, changes, hidden
 
 
-def _fixed_model(data: dict, level: FeatureLevel, rounds: int, keep: frozenset[str]) -> tuple[Any, list[str]]:
+def _applicable(fixable: list[Issue], unsafe: bool) -> tuple[list[Issue], list[Issue]]:
+    """The fixes to apply and those left as unsafe. When a guess that makes the document readable
+    is left, every fix is: the others were found on the document as that guess leaves it."""
+    if unsafe:
+        return fixable, []
+    left = [i for i in fixable if i.fix_applicability == "unsafe"]
+    if any(unfiltered(i) for i in left):
+        return [], fixable
+    return [i for i in fixable if i not in left], left
+
+
+def _fixed_model(data: dict, level: FeatureLevel, rounds: int, scope: FixScope) -> tuple[Any, list[str], list[str]]:
     """A DxDispatch model (or lone dispatchable) with each Tile dispatchable fixed as a descriptor
     and written back as the model wrote it; what changed, each line naming its dispatchable."""
+    from ..validate.splice import dispatchable_with  # writing fixes back is --fix's and --diff's alone
+
     model, _ = model_of(data)
     if model is None:
-        return data, []
+        return data, [], []
     dispatchables = dict(model["dispatchables"])
     changes: list[str] = []
+    hidden: list[str] = []
     parts = split_model(model)
     for name, canonical in parts.tiles.items():
-        fixed, made = _fixed(canonical, level, rounds, keep, parts.warnings.get(name))
+        fixed, made, left = _fixed(canonical, level, rounds, scope, parts.warnings.get(name))
+        hidden += [f"{name}: {line}" for line in left]
         try:
             dispatchables[name] = (
                 dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]
@@ -211,22 +242,23 @@ def _fixed_model(data: dict, level: FeatureLevel, rounds: int, keep: frozenset[s
             continue  # left as it is: the fix cannot be written as DxDispatch reads it
         changes += [f"{name}: {line}" for line in made]
     if is_dispatchable(data):
-        return dispatchables[DISPATCHABLE], changes
-    return {**model, "dispatchables": dispatchables}, changes
+        return dispatchables[DISPATCHABLE], changes, hidden
+    return {**model, "dispatchables": dispatchables}, changes, hidden
 
 
 def fixed_document(
-    path: Path, level: FeatureLevel, rounds: int = 3, keep: frozenset[str] = frozenset(RULES)
-) -> tuple[Any, list[str]]:
+    path: Path, level: FeatureLevel, rounds: int = 3, scope: FixScope | None = None
+) -> tuple[Any, list[str], list[str]]:
     """The file's descriptor (or DxDispatch model) with every fix of its report (of the rules in
-    ``keep``) applied together, judged again and fixed again at most ``rounds`` times; and what
-    changed, one line per issue."""
+    ``scope``, the unsafe ones only if it says so) applied together, judged again and fixed again at
+    most ``rounds`` times; what changed, one line per issue; and the unsafe fixes left."""
+    scope = scope or FixScope(frozenset(RULES))
     document = read_source(path)
     if not isinstance(document, dict):
-        return document, []
+        return document, [], []
     if looks_like_dxdispatch(document):
-        return _fixed_model(document, level, rounds, keep)
-    return _fixed(document, level, rounds, keep)
+        return _fixed_model(document, level, rounds, scope)
+    return _fixed(document, level, rounds, scope)
 
 
 def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
@@ -236,6 +268,8 @@ def _writer(data: bytes) -> Callable[[IO[bytes]], object]:
 def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> str:
     """The file's text with the fixes made in place (its layout, key order and comments kept); in
     the canonical layout only when the fixed values cannot be placed in it, and then saying so."""
+    from ..validate.splice import keep_layout
+
     try:
         return keep_layout(old, document)
     except ValueError:
@@ -243,19 +277,18 @@ def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> 
         return json.dumps(document, indent=2) + "\n"
 
 
-def fix_files(
-    files: list[str],
-    level: FeatureLevel,
-    write: bool,
-    say: Callable[[str], None],
-    keep: frozenset[str] = frozenset(RULES),
-) -> None:
-    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
+def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None], scope: FixScope) -> None:
+    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change);
+    then the fixes left as unsafe, and the option that applies them, as ruff says it."""
+    hidden = 0
     for f in files:
         path = Path(f)
         if f in ("-", "<stdin>") or not path.is_file():
             continue
-        document, changes = fixed_document(path, level, keep=keep)
+        document, changes, left = fixed_document(path, level, scope=scope)
+        hidden += len(left)
+        for line in left:
+            say(f"{f}: unsafe fix left: {line}")
         if not changes:
             continue
         old = path.read_text(encoding="utf-8")
@@ -268,3 +301,5 @@ def fix_files(
         else:
             diff = difflib.unified_diff(old.splitlines(True), new.splitlines(True), f, f"{f} (fixed)")
             say("".join(diff).rstrip("\n"))
+    if hidden:
+        say(f"{plural(hidden, 'hidden fix', 'hidden fixes')} can be enabled with the --unsafe-fixes option")

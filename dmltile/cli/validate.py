@@ -34,6 +34,7 @@ from .checker import (
     chosen,
     ci_report,
     codes,
+    FixScope,
     fix_files,
     kept_codes,
     positions,
@@ -251,8 +252,14 @@ def validate_cmd(
     fix: bool = typer.Option(
         False,
         "--fix",
-        help="Apply every fix of the rules chosen, warnings' included, and write each file (atomically); "
+        help="Apply every safe fix of the rules chosen, warnings' included, and write each file (atomically); "
         "say what changed.",
+    ),
+    unsafe_fixes: bool = typer.Option(
+        False,
+        "--unsafe-fixes",
+        help="With --fix or --diff, also apply the fixes that guess what was meant (a misspelt key or enum "
+        "value taken for the one it resembles); each left unapplied is named.",
     ),
     diff: bool = typer.Option(
         False,
@@ -303,9 +310,9 @@ def validate_cmd(
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
         say = (err_console if machine else console).out
-        keep = kept_codes(select, ignore)
+        scope = FixScope(kept_codes(select, ignore), unsafe_fixes)
         write = fix and not diff  # --diff shows the change and writes nothing, even beside --fix
-        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, keep)
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, scope)
         results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
@@ -425,11 +432,11 @@ def _fix_or_diff(
     version: DirectmlVersion | None,
     write: bool,
     say: Callable[[str], None],
-    keep: frozenset[str],
+    scope: FixScope,
 ) -> dict[str, list[ValidationReport]]:
-    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``: the rules in
-    ``keep`` only."""
-    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep)
+    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``: the fixes in
+    ``scope`` only."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say, scope=scope)
     return _judged_again(results, files, levels, version) if write else results
 
 

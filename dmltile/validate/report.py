@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, PlainSerializer, computed_field
 from ..core.enums import FeatureLevel
 
 Severity = Literal["error", "warning"]
+# ruff's terms: a safe fix keeps what the document means; an unsafe one guesses what it was meant to say
+Applicability = Literal["safe", "unsafe"]
 # One spelling of a level in every JSON document: "6.4" (the C name goes in a field of its own).
 LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.dotted, return_type=str)]
 
@@ -37,6 +39,7 @@ class Issue(BaseModel):
     hint: str = ""
     severity: Severity = "error"
     fix: tuple[Edit, ...] = ()  # applied in order (dmltile.apply_fix), the rule passes; empty: no edit can
+    fix_applicability: Applicability = "safe"  # the rule's word: unsafe fixes need --fix --unsafe-fixes
 
     def __str__(self) -> str:
         text = f"{self.code} {self.severity} at {self.path or '<document>'}: {self.message}"

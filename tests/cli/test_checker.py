@@ -34,7 +34,7 @@ def test_fix_makes_every_invalid_example_valid_keeping_its_data(path, tmp_path):
     shutil.copy(path, target)
     level = example_level(path)
     before = dmltile.validate(target, level)
-    result = invoke("validate", target, "--fix", "-l", level)
+    result = invoke("validate", target, "--fix", "--unsafe-fixes", "-l", level)
     assert result.exit_code == 0, result.stdout
     assert f"{target}: fixed" in result.stdout and before.issues[0].code in result.stdout  # what changed
     after = json.loads(target.read_text())

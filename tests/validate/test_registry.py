@@ -58,7 +58,7 @@ def test_each_fix_applied_to_its_example_removes_the_issue(code, tmp_path):
     if looks_like_dxdispatch(ex.document):  # the fix is made in the dispatchable, as --fix writes it
         path = tmp_path / "model.json"
         path.write_text(json.dumps(ex.document))
-        assert invoke("validate", path, "--fix").exit_code == 0
+        assert invoke("validate", path, "--fix", "--unsafe-fixes").exit_code == 0
         assert code not in dmltile.validate(path).codes
         return
     for issue in found:

@@ -128,7 +128,7 @@ def test_the_report_says_the_cause_and_fix_writes_a_valid_file_keeping_the_users
     assert report.exit_code == 1
     assert all(w in report.stdout for w in says), report.stdout
     assert not any(w in report.stdout for w in never), report.stdout
-    assert invoke("validate", target, "-l", level, "--fix").exit_code == 0
+    assert invoke("validate", target, "-l", level, "--fix", "--unsafe-fixes").exit_code == 0
     fixed = json.loads(target.read_text())
     assert dmltile.validate(fixed, level).valid
     for path, value in holds.items():

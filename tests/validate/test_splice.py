@@ -132,7 +132,7 @@ def test_fix_and_diff_on_a_file_touch_only_the_fixed_lines(tmp_path):
     )
     target = tmp_path / "t.json"
     target.write_text(text)
-    diff = invoke("validate", target, "--diff").stdout
+    diff = invoke("validate", target, "--diff", "--unsafe-fixes").stdout
     changed = [line for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("---", "+++")]
     assert changed == [
         '- "OutputTensor": {"Sizes": [4, 8], "DataType": "INT8"},',
@@ -140,7 +140,7 @@ def test_fix_and_diff_on_a_file_touch_only_the_fixed_lines(tmp_path):
         '+ "OutputTensor": {"Sizes": [4, 9], "DataType": "INT8"},',
         '+ "InputTensor": {"DataType": "INT8", "Sizes": [2, 3]}}',
     ]
-    assert invoke("validate", target, "--fix").exit_code == 0
+    assert invoke("validate", target, "--fix", "--unsafe-fixes").exit_code == 0
     after = target.read_text()
     assert dmltile.validate(target).valid and after == text.replace("8]", "9]").replace(
         '"Input"', '"InputTensor"'
@@ -256,7 +256,7 @@ def test_a_dxdispatch_model_keeps_its_defaults_spelt_as_dxdispatch_spells_them(t
     )
     target = tmp_path / "tile.json"
     target.write_text(broken)
-    assert invoke("validate", target, "--fix").exit_code == 0
+    assert invoke("validate", target, "--fix", "--unsafe-fixes").exit_code == 0
     fixed = target.read_text()
     assert '"Strides": []' in fixed and "/* repeats first */" in fixed and "// 6 x 9" in fixed
     assert '"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32"' in fixed and dmltile.validate(target).valid

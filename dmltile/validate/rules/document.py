@@ -112,6 +112,7 @@ register(
     ),
     fix=_fix_unknown_key,
     fix_hint=_hint_unknown_key,
+    fix_applicability="unsafe",  # which key a misspelt one meant, or that its value means nothing, is a guess
 )
 
 
@@ -189,6 +190,7 @@ register(
     ),
     fix=_fix_enum,
     fix_hint=_hint_enum,
+    fix_applicability="unsafe",  # the member a name that is none most resembles is a guess
 )
 
 

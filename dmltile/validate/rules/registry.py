@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...core.fields import FIELDS
-from ..report import Edit, Issue, Severity
+from ..report import Applicability, Edit, Issue, Severity
 
 Phase = Literal["parse", "descriptor", "feature_level", "provider"]
 # (document in the canonical wrapped shape, the issue, the level) -> edits, or None when none can fix it
@@ -67,6 +67,7 @@ class Rule:
     check: Check | None = None  # None: enforced while reading the document (or by the API)
     fix: FixEdits | None = None
     fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
+    fix_applicability: Applicability = "safe"  # unsafe: the fix guesses what was meant
     field: str = ""  # the one field whose limit the rule states, for the field descriptions
     limit: str = ""  # that limit as a phrase ("every size is at least 1")
 
@@ -86,13 +87,16 @@ def register(
     check: Check | None = None,
     fix: FixEdits | None = None,
     fix_hint: FixHint | None = None,
+    fix_applicability: Applicability = "safe",
     field: str = "",
     limit: str = "",
 ) -> Rule:
     """Add a rule to the registry (each code once)."""
     if code in RULES:
         raise ValueError(f"rule {code} is registered twice")
-    RULES[code] = Rule(code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit)
+    RULES[code] = Rule(
+        code, rule, source, phase, why, example, severity, check, fix, fix_hint, fix_applicability, field, limit
+    )
     return RULES[code]
 
 

@@ -1,0 +1,86 @@
+"""``--fix`` applies only safe fixes, as ruff does: the fixes that guess what a document meant (a
+misspelt key renamed to the one it resembles, an unknown enum name taken for the member it resembles)
+are the rule's unsafe ones, left and named unless ``--unsafe-fixes`` is given."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import dmltile
+from dmltile.validate.rules import RULES
+
+from ..cli_support import DOC_EXAMPLE, invoke
+
+
+def _misspelt(tmp_path: Path, where: str) -> Path:
+    document = json.loads(DOC_EXAMPLE.read_text())
+    desc = document["Desc"]
+    if where == "key":  # DML003: a misspelt key renamed to the one it resembles
+        desc["Repeat"] = desc.pop("Repeats")
+    else:  # DML005: an enum name that is no member, taken for the member it resembles
+        desc["InputTensor"]["Desc"]["DataType"] = "FLOAT23"
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+def test_the_rules_whose_fixes_guess_say_so_and_their_issues_carry_it(tmp_path):
+    assert {c for c, r in RULES.items() if r.fix_applicability == "unsafe"} == {"DML003", "DML005"}
+    for where, code in (("key", "DML003"), ("enum", "DML005")):
+        issue = dmltile.validate(_misspelt(tmp_path, where)).issues[0]
+        assert (issue.code, issue.fix_applicability) == (code, "unsafe") and issue.fix
+    result = invoke("validate", _misspelt(tmp_path, "key"), "--json")
+    assert json.loads(result.stdout)["files"][0]["reports"][0]["issues"][0]["fix_applicability"] == "unsafe"
+
+
+@pytest.mark.parametrize("where, code", [("key", "DML003"), ("enum", "DML005")])
+def test_fix_leaves_a_guess_and_names_it(tmp_path, where, code):
+    path = _misspelt(tmp_path, where)
+    old = path.read_bytes()
+    result = invoke("validate", path, "--fix")
+    assert result.exit_code == 1 and path.read_bytes() == old
+    assert f"unsafe fix left: {code}" in result.stdout
+    assert "1 hidden fix can be enabled with the --unsafe-fixes option" in result.stdout
+
+
+@pytest.mark.parametrize("where", ["key", "enum"])
+def test_unsafe_fixes_applies_the_guess(tmp_path, where):
+    path = _misspelt(tmp_path, where)
+    result = invoke("validate", path, "--fix", "--unsafe-fixes")
+    assert result.exit_code == 0, result.stdout
+    assert json.loads(path.read_text()) == json.loads(DOC_EXAMPLE.read_text())
+    assert "hidden fix" not in result.stdout
+
+
+def test_the_fixes_found_on_the_guessed_document_wait_for_the_guess(tmp_path):
+    # the output size's fix is worked out on the document as the rename leaves it: applied alone it
+    # would rest on the guess, so it is left too
+    path = _misspelt(tmp_path, "key")
+    document = json.loads(path.read_text())
+    document["Desc"]["OutputTensor"]["Desc"]["Sizes"][2] = 5
+    path.write_text(json.dumps(document))
+    result = invoke("validate", path, "--fix")
+    assert json.loads(path.read_text()) == document
+    assert "2 hidden fixes can be enabled" in result.stdout
+
+
+def test_a_safe_fix_is_applied_beside_another_files_guess(tmp_path):
+    guess = _misspelt(tmp_path, "key")
+    sized = tmp_path / "y.json"
+    document = json.loads(DOC_EXAMPLE.read_text())
+    document["Desc"]["OutputTensor"]["Desc"]["Sizes"][2] = 5
+    sized.write_text(json.dumps(document))
+    old = guess.read_bytes()
+    result = invoke("validate", guess, sized, "--fix")
+    assert "unsafe fix left: DML003" in result.stdout and "1 hidden fix can" in result.stdout
+    assert guess.read_bytes() == old
+    assert json.loads(sized.read_text()) == json.loads(DOC_EXAMPLE.read_text())
+
+
+def test_the_api_applies_what_it_is_asked(tmp_path):
+    issue = dmltile.validate(_misspelt(tmp_path, "key")).issues[0]
+    fixed = dmltile.apply_fix(json.loads(_misspelt(tmp_path, "key").read_text()), issue.fix)
+    assert fixed == json.loads(DOC_EXAMPLE.read_text())
