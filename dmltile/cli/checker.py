@@ -219,7 +219,9 @@ def _applicable(fixable: list[Issue], unsafe: bool) -> tuple[list[Issue], list[I
     return [i for i in fixable if i not in left], left
 
 
-def _fixed_model(data: dict, level: FeatureLevel, rounds: int, scope: FixScope) -> tuple[Any, list[str], list[str]]:
+def _fixed_model(
+    data: dict, level: FeatureLevel, rounds: int, scope: FixScope
+) -> tuple[Any, list[str], list[str]]:
     """A DxDispatch model (or lone dispatchable) with each Tile dispatchable fixed as a descriptor
     and written back as the model wrote it; what changed, each line naming its dispatchable."""
     from ..validate.splice import dispatchable_with  # writing fixes back is --fix's and --diff's alone
@@ -277,7 +279,9 @@ def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> 
         return json.dumps(document, indent=2) + "\n"
 
 
-def fix_files(files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None], scope: FixScope) -> None:
+def fix_files(
+    files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None], scope: FixScope
+) -> None:
     """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change);
     then the fixes left as unsafe, and the option that applies them, as ruff says it."""
     hidden = 0

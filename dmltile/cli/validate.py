@@ -30,11 +30,11 @@ from .app import (
 )
 from .checker import (
     FORMATS,
+    FixScope,
     UnknownCodes,
     chosen,
     ci_report,
     codes,
-    FixScope,
     fix_files,
     kept_codes,
     positions,

@@ -82,7 +82,9 @@ def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
     hint = rule.fix_hint(issue, edits, own) if rule.fix_hint else issue.hint
     if len(edits) > own:  # what else the one fix changes, so the hint is the whole fix
         hint += f"; then {describe(edits[own:])}"
-    return issue.model_copy(update={"fix": tuple(edits), "hint": hint, "fix_applicability": rule.fix_applicability})
+    return issue.model_copy(
+        update={"fix": tuple(edits), "hint": hint, "fix_applicability": rule.fix_applicability}
+    )
 
 
 def _objects(doc: dict) -> list[tuple[str, dict, tuple[str, ...]]]:

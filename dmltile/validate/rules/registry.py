@@ -95,7 +95,19 @@ def register(
     if code in RULES:
         raise ValueError(f"rule {code} is registered twice")
     RULES[code] = Rule(
-        code, rule, source, phase, why, example, severity, check, fix, fix_hint, fix_applicability, field, limit
+        code,
+        rule,
+        source,
+        phase,
+        why,
+        example,
+        severity,
+        check,
+        fix,
+        fix_hint,
+        fix_applicability,
+        field,
+        limit,
     )
     return RULES[code]
 
