@@ -30,6 +30,7 @@ import numpy as np
 from ..core.enums import FeatureLevel
 from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
+from ..validate.rules.model_ir import ir_finding
 from .from_onnx import check_type, tile_version
 from .lowering import lower
 from .mapping import lowest_dispatch_level, map_to_directml
@@ -408,7 +409,23 @@ def _analyse_model(path: Any, dims, inputs, repeats) -> list[TileNode]:
     _check_overrides_used(overrides, nodes)
     if dims or inputs:
         _note_given_shapes(nodes, static, dims, inputs)
+    _apply_ir_version(nodes, int(model.ir_version) if model.HasField("ir_version") else None)
     return nodes
+
+
+def _apply_ir_version(nodes: list[TileNode], ir_version: int | None) -> None:
+    """DML508: a model no measured onnxruntime loads makes every node invalid; one that some do not
+    load gets the warning."""
+    found = ir_finding(ir_version)
+    if found is None:
+        return
+    for n in nodes:
+        n.report.rules.append(found.code)
+        if found.status == INVALID:
+            n.reject(f"{found.message} ({found.code})")
+            n.report.fused, n.report.compiled = False, None  # nothing loads, so nothing is compiled
+        else:
+            n.report.warnings.append(f"{found.message} ({found.code})")
 
 
 def _is_openvino(path: Any) -> bool:

@@ -18,7 +18,7 @@ CONTRACT_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     + [f"DML20{i}" for i in range(1, 9)]
     + ["DML301", "DML302", "DML303", "DML304", "DML305", "DML306"]
     + ["DML401", "DML402"]  # DxDispatch models
-    + [f"DML50{i}" for i in range(1, 8)]  # onnxruntime's DirectML EP (dmltile check)
+    + [f"DML50{i}" for i in range(1, 9)]  # onnxruntime's DirectML EP (dmltile check)
 )
 
 
@@ -63,7 +63,7 @@ def test_rules_lists_every_design_code_with_rule_and_source():
         "DML304",
         "DML306",
         "DML402",
-    } | {f"DML50{i}" for i in range(1, 8)}
+    } | {f"DML50{i}" for i in range(1, 9)}
     provider = [r for r in doc if r["code"].startswith("DML5")]
     assert all(r["phase"] == "provider" and "microsoft/onnxruntime" in r["source"] for r in provider)
     out = invoke("rules").stdout

@@ -6,7 +6,8 @@
 * ``levels`` DML3xx and DML112: what Tile takes at a feature level, or in one DirectML version
   (``compile_time``: DML306, what a version creates but does not compile);
 * ``dxdispatch`` DML4xx: reading DxDispatch models;
-* ``provider`` DML5xx: what onnxruntime's DirectML execution provider does with a Tile node.
+* ``provider`` DML5xx: what onnxruntime's DirectML execution provider does with a Tile node
+  (``model_ir``: DML508, the model's IR version against each onnxruntime's maximum).
 
 Descriptor rules check a parsed ``OperatorDesc`` (``check(desc)``), feature-level rules
 ``check(desc, level)``; each yields ``Issue``s whose paths point into the canonical wrapped document.
@@ -19,7 +20,7 @@ from collections.abc import Callable, Iterator
 from ...core.enums import FeatureLevel
 from ...core.operator import OperatorDesc
 from ..report import Issue
-from . import compile_time, document, dxdispatch, levels, operator, provider, tensor, wrap
+from . import compile_time, document, dxdispatch, levels, model_ir, operator, provider, tensor, wrap
 from .levels import lowest_level
 from .registry import (
     RULES,
@@ -70,6 +71,7 @@ __all__ = [
     "issue",
     "level_checks",
     "levels",
+    "model_ir",
     "lowest_level",
     "operator",
     "provider",
