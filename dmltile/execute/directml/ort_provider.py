@@ -174,7 +174,19 @@ def resolve_wheel(wheel: str | None = None, directml: str | None = None, home: P
 # requests and answers
 
 
+@dataclass(frozen=True)
+class TypedArray:
+    """An input of an ONNX element type NumPy has no dtype for (bfloat16): its raw elements (uint16
+    bits for bfloat16) and the TensorProto type number they are sent as."""
+
+    onnx_type: int
+    array: np.ndarray
+
+
 def _encode_input(name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, TypedArray):
+        raw = np.ascontiguousarray(value.array)
+        return {"name": name, "type": value.onnx_type, "shape": list(raw.shape), "data": raw.tobytes().hex()}
     array = np.asarray(value)
     if array.dtype.kind in "OUS":
         strings = [str(s).encode() for s in array.reshape(-1)]
@@ -215,7 +227,7 @@ def _decode_output(out: dict[str, Any]) -> np.ndarray:
     if "strings" in out:
         values = [bytes.fromhex(s).decode("utf-8", "replace") for s in out["strings"]]
         return np.array(values, dtype=object).reshape(shape)
-    dtype = np.dtype(ONNX_TO_NUMPY[int(out["type"])])
+    dtype = np.dtype(ONNX_TO_NUMPY.get(int(out["type"]), "uint16" if int(out["type"]) == 16 else "uint8"))
     return np.frombuffer(bytes.fromhex(out["data"]), dtype).reshape(shape).copy()
 
 
