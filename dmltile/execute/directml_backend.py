@@ -72,11 +72,14 @@ class DirectmlTile(CompiledTile):
         """What stopped the run; where the version's CompileOperator is known to refuse the data type
         (DML306), that rule's message and hint instead of a bare HRESULT."""
         version = self.version["directml_version"]
-        stage = f"{answer.get('exec_stage')} {answer.get('exec_hresult_hex') or answer.get('error', '')}".strip()
+        stage = (
+            f"{answer.get('exec_stage')} {answer.get('exec_hresult_hex') or answer.get('error', '')}".strip()
+        )
         label = f"DirectML {version} (max level {self.version['max_feature_level']})"
         known = compile_refusal_issues(self.desc, version, label)
         if known:
-            return f"{label} could not run the descriptor here ({stage}): {known[0].code} {known[0].message}; {known[0].hint}"
+            first = known[0]
+            return f"{label} could not run the descriptor here ({stage}): {first.code} {first.message}; {first.hint}"
         return f"DirectML {version} could not run the descriptor here: {stage}"
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:

@@ -11,6 +11,7 @@ and computes it with onnx's reference evaluator.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -95,7 +96,11 @@ def _model(name: str, scope: Scope, picked: dict[str, Any], shapes: dict[str, li
     if name in scope.constants:
         inits[name] = numpy_helper.from_array(np.asarray(scope.constants[name].value(scope.base)), name)
     graph = helper.make_graph(
-        nodes, "fold", [], [helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)], list(inits.values())
+        nodes,
+        "fold",
+        [],
+        [helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)],
+        list(inits.values()),
     )
     return helper.make_model(graph, opset_imports=list(opsets))
 
@@ -110,9 +115,8 @@ def fold(name: str, scope: Scope, opsets: Any) -> Folded | None:
     if not _walk(name, scope, picked, shapes):
         return None
     try:
-        from onnx.reference import ReferenceEvaluator
-
-        value = ReferenceEvaluator(_model(name, scope, picked, shapes, opsets)).run(None, {})[0]
+        reference = importlib.import_module("onnx.reference")  # the onnx extra, loaded only to fold
+        value = reference.ReferenceEvaluator(_model(name, scope, picked, shapes, opsets)).run(None, {})[0]
     except Exception:  # an op the reference evaluator lacks, or values it rejects: not modelled
         return None
     nodes = [node for _, node in _distinct(picked)]

@@ -286,7 +286,9 @@ def _folded_values(node, name: str, scope: Scope, facts: ModelFacts, rep: TileNo
     return [folded.value], False, unnamed
 
 
-def _analyse(node, scope: Scope, opset: int | None, name: str, overrides: dict, facts: ModelFacts) -> TileNode:
+def _analyse(
+    node, scope: Scope, opset: int | None, name: str, overrides: dict, facts: ModelFacts
+) -> TileNode:
     """The level-independent facts and verdict of one ONNX Tile node."""
     shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
     rep = TileNodeReport(text(name), opset, shape, dtype, None)

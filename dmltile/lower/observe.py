@@ -233,7 +233,9 @@ def _bfloat16_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarr
 def _given(name: str, values: list[int], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
     """The caller's values for a graph input, in its type and shape; InputError when they do not fit."""
     if int(np.prod(shape)) != len(values):
-        raise InputError(f"{name} has shape {list(shape)} ({int(np.prod(shape))} values); {len(values)} given")
+        raise InputError(
+            f"{name} has shape {list(shape)} ({int(np.prod(shape))} values); {len(values)} given"
+        )
     if dtype.kind not in "iub":
         raise InputError(f"{name} is {dtype}: values are given for integer and bool inputs only")
     return np.asarray(values).astype(dtype).reshape(shape)

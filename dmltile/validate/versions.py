@@ -100,7 +100,9 @@ def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVer
     buffer below the real extent (the input's index or bytes; the output's bytes only), its DML105
     error becomes DML112's warning; a data type it creates but does not compile gets DML306."""
     typed = {i.path for i in issues if i.code == "DML302"}
-    refusals = [i for i in compile_refusal_issues(desc, version.version, version.label) if i.path not in typed]
+    refusals = [
+        i for i in compile_refusal_issues(desc, version.version, version.label) if i.path not in typed
+    ]
     return _wrapped_sizes(desc, issues, version) + refusals
 
 

@@ -82,7 +82,9 @@ def main(args: list[str]) -> int:
         t0 = time.monotonic()
         info = next(r for r in ort_provider.ort_wheels() if r["wheel_version"] == wheel)
         path = FOLDER / f"{wheel}.json"
-        kept = {e["id"]: e for e in json.loads(path.read_text())["cases"]} if missing and path.is_file() else {}
+        kept = (
+            {e["id"]: e for e in json.loads(path.read_text())["cases"]} if missing and path.is_file() else {}
+        )
         cases = [c for c in all_cases() if c.id not in kept]
         seen = observe_models([(c.model, c.inputs, c.free_dims) for c in cases], wheel)
         new = {c.id: record(c, s) for c, s in zip(cases, seen, strict=True)}

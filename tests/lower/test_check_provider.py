@@ -441,7 +441,12 @@ def test_openvino_ir_tile_layers(tmp_path):
 
 @pytest.mark.parametrize(
     ("ir", "status", "refusing"),
-    [(10, "dispatch", []), (11, "dispatch", ["1.20.1"]), (13, "dispatch", ["1.20.1"]), (14, "invalid", ["1.24.4", "1.20.1"])],
+    [
+        (10, "dispatch", []),
+        (11, "dispatch", ["1.20.1"]),
+        (13, "dispatch", ["1.20.1"]),
+        (14, "invalid", ["1.24.4", "1.20.1"]),
+    ],
 )
 def test_the_ir_version_is_judged_against_each_measured_onnxruntime(ir, status, refusing):
     """DML508 against the maxima measured on the wheels (1.24.4 loads up to IR 13, 1.20.1 up to IR 10):

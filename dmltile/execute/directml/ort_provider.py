@@ -436,7 +436,7 @@ def check_tile(wheel: str, home: Path | None = None) -> dict[str, Any]:
         reason = f"a Tile model failed at {run.stage}: {run.error or run.crash}"
     elif run.providers.get("tile") != DML:
         reason = f"the Tile ran on {run.providers.get('tile') or 'no provider the profile names'}, not {DML}"
-    elif not np.array_equal(run.outputs.get("y"), np.tile(x, (2, 3))):
+    elif "y" not in run.outputs or not np.array_equal(run.outputs["y"], np.tile(x, (2, 3))):
         reason = f"the Tile on {DML} gave {run.outputs.get('y')!r}, not numpy.tile's"
     else:
         return {"wheel": wheel, "runs_tile": True, "reason": f"ran a Tile on {DML}, equal to numpy.tile"}
@@ -444,15 +444,15 @@ def check_tile(wheel: str, home: Path | None = None) -> dict[str, Any]:
 
 
 def tile_checks(home: Path | None = None, again: bool = False) -> list[dict[str, Any]]:
-    """``check_tile`` of every installed wheel, recorded beside its DLL and asked again only when the
-    DLL or the runner has changed since (or with ``again``)."""
+    """``check_tile`` of every installed wheel, recorded beside its DLL and asked again when the DLL
+    or the runner has changed since, when it failed last time, or with ``again``."""
     home = Path(home) if home else oracle.default_home()
     out = []
     for wheel in installed_wheels(home):
         path = ort_folder(home) / wheel / TILE_CHECK
         stamp = _stamp(home, wheel) if (home / RUNNER).is_file() else []
         known = json.loads(path.read_text()) if path.is_file() else {}
-        if again or not stamp or known.get("stamp") != stamp:
+        if again or not stamp or known.get("stamp") != stamp or not known.get("runs_tile"):
             known = {**check_tile(wheel, home), "stamp": stamp}
             if stamp:
                 path.write_text(json.dumps(known))
@@ -484,10 +484,14 @@ def main(argv: list[str] | None = None) -> int:
             )
         return 0
     if args == ["check-tile"]:  # exit 1 when a wheel that ships onnxruntime.dll cannot run a Tile here
-        checks = tile_checks(again=True)
+        checks = tile_checks()
         for c in checks:
-            print(f"  onnxruntime-directml {c['wheel']:>8}  {'runs a Tile' if c['runs_tile'] else 'FAILS'}: {c['reason']}")
-        return 0 if checks and all(c["runs_tile"] for c in checks) else 1
+            print(
+                f"  onnxruntime-directml {c['wheel']:>8}  {'runs a Tile' if c['runs_tile'] else 'FAILS'}: {c['reason']}"
+            )
+        if not checks:
+            print("  no onnxruntime-directml wheel with onnxruntime.dll is set up: nothing to run")
+        return 0 if all(c["runs_tile"] for c in checks) else 1
     if args == ["wheels"]:
         print(json.dumps(ort_wheels(), indent=1))
         return 0

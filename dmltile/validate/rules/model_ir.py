@@ -41,7 +41,7 @@ def ir_finding(ir_version: int | None) -> Finding | None:
             "DML508",
             "invalid",
             f"the model is IR version {ir_version}; onnxruntime-directml {_loads_text()}: none of them loads it "
-            f"(\"Unsupported model IR version\"). Save it with ir_version {max(limits.values())} or lower "
+            f'("Unsupported model IR version"). Save it with ir_version {max(limits.values())} or lower '
             "(onnx.helper.make_model(..., ir_version=N)) if it uses nothing newer",
         )
     return Finding(
@@ -67,7 +67,13 @@ def ir_finding(ir_version: int | None) -> Finding | None:
     "provider sees the graph, and refuses a version newer than its ONNX build. The onnx package writes "
     "its newest IR version by default, so a model saved by a newer onnx does not load at all.",
     example=Example(
-        node={"opset": 13, "element_type": "float32", "input_shape": [2, 3], "repeats": [2, 2], "ir_version": 14}
+        node={
+            "opset": 13,
+            "element_type": "float32",
+            "input_shape": [2, 3],
+            "repeats": [2, 2],
+            "ir_version": 14,
+        }
     ),
 )
 def check_ir_version(facts: NodeFacts) -> Iterator[Finding]:
