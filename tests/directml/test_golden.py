@@ -124,10 +124,17 @@ def test_not_c_expressible_cases_are_rejected(path: Path) -> None:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem.split("-")[1])
 def test_wrapped_output_sizes_are_accepted_with_the_wrap_named(path: Path) -> None:
     """Every DirectML accepts OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i] mod 2^32: dmltile
-    gives the same verdict, with DML208 on each wrapped axis (and no DML205)."""
+    gives the same verdict, with DML208 on each wrapped axis (and no DML205). Where a version refuses
+    such a case for another reason (a wrap to 0, a rank or type its level lacks), dmltile refuses it
+    too, and not for the wrap."""
     rows = [g for g in _by_kind(path)["output-size-wrap"] if "accepted" in g]
-    assert rows and all(g["accepted"] for g in rows)
     version = path.stem.split("-")[1]
+    for g in [g for g in rows if not g["accepted"]]:
+        report = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True))
+        others = [i for i in report.issues if i.severity == "error" and i.code not in ("DML205", "DML208")]
+        assert not report.valid and others, g["id"]
+    rows = [g for g in rows if g["accepted"]]
+    assert len(rows) >= 20
     for g in rows:
         report = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True))
         desc = g["desc"]
