@@ -1,7 +1,7 @@
 """What onnxruntime's constant folding makes of a Tile's repeats before the provider sees the graph.
 
 At session creation onnxruntime's graph optimizer (ConstantFolding, on at the default optimization
-level in every version observed, 1.20.1 and 1.24.4) evaluates each deterministic node whose inputs
+level in both versions observed, 1.20.1 and 1.24.4) evaluates each deterministic node whose inputs
 are all initializers, and replaces a Shape node whose input shape is fully known by its value. A
 repeats input computed only from such values (Shape -> Tile; Shape -> Gather; Shape -> Slice ->
 Concat; Add of two initializers) is an initializer by the time the provider partitions the graph, so
@@ -19,20 +19,31 @@ import numpy as np
 
 from .onnx_graph import Scope, onnx_modules, text
 
-# Nodes onnxruntime never folds: random ones (a new value per run) and those with subgraphs.
-NOT_FOLDED = {
-    "RandomNormal",
-    "RandomNormalLike",
-    "RandomUniform",
-    "RandomUniformLike",
-    "Multinomial",
-    "Bernoulli",
-    "If",
-    "Loop",
-    "Scan",
-    "SequenceMap",
+# The nodes a repeats computation is made of, which onnxruntime folds when their inputs are constant.
+# Only these are evaluated here: each is cheap on the handful of values a shape holds (onnxruntime
+# folds more, e.g. Expand or Range, whose outputs a hostile model could make huge).
+FOLDED = {
+    "Shape",
+    "Gather",
+    "Slice",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Reshape",
+    "Flatten",
+    "Cast",
+    "Identity",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Max",
+    "Min",
+    "Abs",
+    "Neg",
 }
 MAX_NODES = 64  # a repeats computation is a few nodes; more is not worth evaluating here
+MAX_CONSTANT = 64  # elements of an initializer it reads: shapes and indices, never weights
 
 
 @dataclass
@@ -45,13 +56,24 @@ class Folded:
     shapes_read: list[str] = field(default_factory=list)
 
 
-def _walk(name: str, scope: Scope, picked: dict[str, Any], shapes: dict[str, list[int]]) -> bool:
-    """Collect the nodes computing ``name`` from constants and fully known shapes; False when one
-    of them depends on anything else."""
-    if name in scope.constants or name in picked or name in shapes or len(picked) > MAX_NODES:
-        return name in scope.constants or name in picked or name in shapes
+def _small_constant(name: str, scope: Scope) -> bool:
+    dims, _ = scope.constants[name].shape_and_type()
+    return int(np.prod(dims or [1])) <= MAX_CONSTANT
+
+
+def _walk(
+    name: str, scope: Scope, picked: dict[str, Any], shapes: dict[str, list[int]], depth: int = 0
+) -> bool:
+    """Collect the nodes computing ``name`` from small constants and fully known shapes; False when
+    one of them depends on anything else (or the computation is longer than MAX_NODES)."""
+    if name in scope.constants:
+        return _small_constant(name, scope)
+    if name in picked or name in shapes:
+        return True
     node = scope.producers.get(name)
-    if node is None or node.domain not in ("", "ai.onnx") or node.op_type in NOT_FOLDED:
+    if node is None or depth > MAX_NODES or len(picked) > MAX_NODES:
+        return False
+    if node.domain not in ("", "ai.onnx") or node.op_type not in FOLDED:
         return False
     if node.op_type == "Shape":
         dims, _ = scope.shape_and_type(node.input[0])
@@ -62,7 +84,7 @@ def _walk(name: str, scope: Scope, picked: dict[str, Any], shapes: dict[str, lis
         shapes[name] = dims[slice(start, end if "end" in attrs else None)]
         picked[name] = node
         return True
-    if not all(_walk(i, scope, picked, shapes) for i in node.input if i):
+    if not all(_walk(i, scope, picked, shapes, depth + 1) for i in node.input if i):
         return False
     for out in node.output:
         picked[out] = node
