@@ -145,3 +145,33 @@ def test_check_observe_exits_by_the_agreement(tmp_path):
     [node] = json.loads(result.stdout)["nodes"]
     assert node["observed"] == "dispatch"
     assert result.exit_code == (0 if node["predicted"] == "dispatch" else 1)
+
+
+def _one_tile(elem, repeats):
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+        "g",
+        [helper.make_tensor_value_info("x", elem, [2, 3])],
+        [helper.make_tensor_value_info("y", elem, None)],
+        [numpy_helper.from_array(np.array(repeats, np.int64), "r")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(
+    ("elem", "repeats"),
+    [(TensorProto.BFLOAT16, [2, 2]), (TensorProto.FLOAT, [-1, 2])],
+    ids=["bfloat16", "negative"],
+)
+def test_observe_runs_the_cpu_reference_on_inputs_of_every_type(elem, repeats):
+    """A bfloat16 input is made (as its bits) and fed; the CPU reference session runs the model on the
+    inputs, so negative repeats, which fail at the first run there too, are observed invalid as check says."""
+    from dmltile.lower.observe import generated_inputs, observe_model
+
+    model = _one_tile(elem, repeats)
+    [predicted] = dmltile.check_model(model)
+    feeds, free = generated_inputs(model)
+    seen = observe_model(model, feeds, free)
+    assert predicted.status == "invalid" and seen.nodes["t"].status == "invalid", seen.nodes["t"]
