@@ -286,6 +286,20 @@ def _folded_values(node, name: str, scope: Scope, facts: ModelFacts, rep: TileNo
     return [folded.value], False, unnamed
 
 
+def _values_known(node, name: str, scope: Scope, version: int, key, overrides: dict, facts: ModelFacts, rep):
+    """(repeat values or None, constant when the provider sees the graph, input names whose unnamed dims
+    the caller sized): the caller's or the model's values, else what onnxruntime folds them to."""
+    values = _repeat_values(node, scope, version, key, overrides, rep)
+    constant = all(n in scope.constants for n in node.input[1:])
+    unnamed = _unnamed_dims(node, name, facts)
+    if values is None and version != 1:
+        found = _folded_values(node, name, scope, facts, rep)
+        if found is not None:
+            values, constant, unnamed_read = found
+            unnamed += unnamed_read
+    return values, constant, unnamed
+
+
 def _analyse(
     node, scope: Scope, opset: int | None, name: str, overrides: dict, facts: ModelFacts
 ) -> TileNode:
@@ -306,16 +320,9 @@ def _analyse(
         return tile.reject(problem)
     key = _override_key(node, name, overrides)
     try:
-        values = _repeat_values(node, scope, version, key, overrides, rep)
+        values, constant, unnamed = _values_known(node, name, scope, version, key, overrides, facts, rep)
     except InputError as e:
         return tile.reject(str(e))
-    constant = all(n in scope.constants for n in node.input[1:])
-    unnamed = _unnamed_dims(node, name, facts)
-    if values is None and version != 1:
-        found = _folded_values(node, name, scope, facts, rep)
-        if found is not None:
-            values, constant, unnamed_read = found
-            unnamed += unnamed_read
     rep.output_shape = _inferred_output(node, scope, values, rep.repeats_source)
     symbolic = [d for d in shape if not isinstance(d, int)] if shape is not None else None
     if values is not None and shape is not None:
