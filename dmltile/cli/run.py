@@ -76,7 +76,7 @@ def run_cmd(
         None, "--input", help="Input array (.npy) with the input Sizes and DataType."
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Make a deterministic random input from this seed (default 0)."
+        None, "--seed", min=0, help="Make a deterministic random input from this seed (default 0)."
     ),
     output: Path | None = typer.Option(
         None, "--output", help="Save the output array here (.npy) instead of printing it."

@@ -39,13 +39,13 @@ _BROKEN = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 def primary_edits(doc: Any, issue: Issue, level: FeatureLevel) -> list[Edit] | None:
     """The edits that make ``issue``'s rule pass at this path, before settling their effects."""
     rule = RULES.get(issue.code)
-    if rule is None or rule.fix is None or not split_path(issue.path):
+    if rule is None or rule.fix is None or not issue.loc:
         return None
     return rule.fix(doc, issue, level) or None
 
 
-def _key(i: Issue) -> tuple[str, str]:
-    return i.code, i.path
+def _key(i: Issue) -> tuple[str, tuple]:
+    return i.code, i.loc
 
 
 def compute_fix(
@@ -84,18 +84,18 @@ def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
     return issue.model_copy(update={"fix": tuple(edits), "hint": hint})
 
 
-def _objects(doc: dict) -> list[tuple[str, dict, tuple[str, ...]]]:
-    """(path, object, the keys it may hold) of each object of the canonical wrapped document."""
-    found: list[tuple[str, dict, tuple[str, ...]]] = [("", doc, OPERATOR_KEYS)]
+def _objects(doc: dict) -> list[tuple[tuple[str, ...], dict, tuple[str, ...]]]:
+    """(keys, object, the keys it may hold) of each object of the canonical wrapped document."""
+    found: list[tuple[tuple[str, ...], dict, tuple[str, ...]]] = [((), doc, OPERATOR_KEYS)]
     desc = doc.get("Desc")
     if isinstance(desc, dict):
-        found.append(("Desc", desc, TILE_KEYS))
+        found.append((("Desc",), desc, TILE_KEYS))
         for name in TENSORS:
             tensor = desc.get(name)
             if isinstance(tensor, dict):
-                found.append((f"Desc.{name}", tensor, TENSOR_KEYS))
+                found.append((("Desc", name), tensor, TENSOR_KEYS))
                 if isinstance(tensor.get("Desc"), dict):
-                    found.append((f"Desc.{name}.Desc", tensor["Desc"], BUFFER_KEYS))
+                    found.append((("Desc", name, "Desc"), tensor["Desc"], BUFFER_KEYS))
     return found
 
 
@@ -103,9 +103,9 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
     """``doc`` without the unknown keys no listed issue names. Each unknown key is its own issue, its
     fix touches nothing else, and re-judging a fix must not cost a pass over 200,000 keys nobody sees:
     fixing work follows the issues listed, not the document's size."""
-    listed = {i.path for i in issues}
+    listed = {i.loc for i in issues}
     for where, obj, allowed in _objects(doc):
-        for key in [k for k in obj if k not in allowed and f"{where}.{k}".lstrip(".") not in listed]:
+        for key in [k for k in obj if k not in allowed and (*where, k) not in listed]:
             del obj[key]
     return doc
 

@@ -1,9 +1,10 @@
 """Reading a document's bytes: text, bytes or a path into JSON data, with the kinds of document
 dmltile recognises (its own descriptor, a DxDispatch model or dispatchable).
 
-DxDispatch models may carry ``//`` comments and trailing commas (its parser, rapidjson, runs with
-kParseCommentsFlag | kParseTrailingCommasFlag), so text that is not strict JSON is read again
-without them, and kept only if it then is a DxDispatch model.
+Every document may carry ``//`` and ``/* */`` comments and trailing commas, as DxDispatch models do
+(its parser, rapidjson, runs with kParseCommentsFlag | kParseTrailingCommasFlag): text that is not
+strict JSON is read again without them (JSONC), and ``--fix`` writes back into the text as it was,
+comments and all.
 """
 
 from __future__ import annotations
@@ -116,19 +117,31 @@ def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
     return data
 
 
-_JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+# One token of JSONC text, each matched where it starts and never retried: a string (to its closing
+# quote, or to the end when it has none), a comment (to its end, or to the end of the text), a comma,
+# a closing bracket, or a run of anything else. Every alternative is unambiguous, so reading is linear.
+_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*(?:.*?\*/|.*)|[,\]}]|[^",/\]}]+|/', re.S)
 
 
 def strip_jsonc(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments and trailing commas outside strings (DxDispatch's
-    parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag)."""
-
-    def keep(m: re.Match) -> str:
-        token = m.group(0)
-        return token if token.startswith('"') else ("\n" * token.count("\n") if token.startswith("/") else "")
-
-    # Repeat the comma removal: a comment between a comma and the bracket hides it on the first pass.
-    return _JSONC_TOKEN.sub(keep, _JSONC_TOKEN.sub(keep, text))
+    parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag). A comment leaves
+    its line breaks, so lines keep their numbers; the text is read once, left to right."""
+    out: list[str] = []
+    comma: int | None = None  # where in ``out`` a comma stands that only space and comments follow yet
+    for m in _JSONC_TOKEN.finditer(text):
+        token = m.group()
+        if token[:2] in ("//", "/*"):
+            out.append("\n" * token.count("\n"))
+            continue
+        if token in "]}" and comma is not None:
+            out[comma] = ""
+        if token == ",":
+            comma = len(out)
+        elif not token.isspace():
+            comma = None
+        out.append(token)
+    return "".join(out)
 
 
 def is_model(data: Any) -> bool:
@@ -165,10 +178,16 @@ def looks_like_dxdispatch(data: Any) -> bool:
     return is_model(data) or is_dispatchable(data)
 
 
+def parse_jsonc(text: str | bytes) -> Any:
+    """JSON with comments and trailing commas (JSONC), as DxDispatch reads its models and dmltile
+    reads every descriptor; ValueError (DuplicateKey for a repeated key) when it is not JSONC either."""
+    return loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+
+
 def parse_jsonc_model(text: str | bytes) -> Any:
-    """JSON with comments/trailing commas, parsed only if it then is a DxDispatch model; else None."""
+    """JSONC text parsed only if it then is a DxDispatch model; else None."""
     try:
-        data = loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+        data = parse_jsonc(text)
     except DuplicateKey:
         raise
     except (ValueError, RecursionError):
@@ -286,10 +305,11 @@ def _parse_json(data: str | bytes) -> Any:
     except UnicodeError as e:
         where = f" at byte {e.start}" if isinstance(e, UnicodeDecodeError) else ""
         return NotJson(f"not UTF-8 text ({getattr(e, 'reason', e)}{where})")
-    except ValueError as e:
+    except ValueError as e:  # not strict JSON: read again as JSONC, else the strict parser's reason
         try:
-            model = parse_jsonc_model(data)
+            parsed = parse_jsonc(data)
         except DuplicateKey as dup:
             return NotJson(str(dup), "DML003", dup.key)
-        return model if model is not None else NotJson(str(e))
+        except (ValueError, RecursionError):
+            return NotJson(str(e))
     return parsed if not _too_deep(parsed) else NotJson(f"nested more than {MAX_DEPTH} levels deep")

@@ -8,27 +8,15 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from typing import Any
 
 from ...core.layout import wrap_document
+from ..paths import join_path, split_path
 from ..report import Edit, Issue
 
+__all__ = ["TENSORS", "apply_fix", "describe", "join_path", "split_path", "wrapped"]
+
 TENSORS = ("InputTensor", "OutputTensor")
-_TOKEN = re.compile(r"([A-Za-z_$][\w$]*)|\[(\d+)\]")
-
-
-def split_path(path: str) -> list[str | int]:
-    """``Desc.InputTensor.Desc.Sizes[2]`` -> ``['Desc', 'InputTensor', 'Desc', 'Sizes', 2]``."""
-    return [name if name else int(index) for name, index in _TOKEN.findall(path)]
-
-
-def join_path(parts: list[str | int]) -> str:
-    """``['Desc', 'Repeats', 2]`` -> ``Desc.Repeats[2]`` (the inverse of ``split_path``)."""
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
-    return out
 
 
 def wrapped(document: Any) -> Any:
@@ -37,11 +25,13 @@ def wrapped(document: Any) -> Any:
 
 
 def _apply_one(doc: Any, e: Edit) -> None:
-    parts = split_path(e.path)
+    """Follow the edit's keys (never its text) to the field, and change that field alone."""
+    if not e.keys:
+        raise KeyError("an edit must name a field; the document itself cannot be set")
     parent: Any = doc
-    for p in parts[:-1]:
+    for p in e.keys[:-1]:
         parent = parent[p]
-    last = parts[-1]
+    last = e.keys[-1]
     if e.op == "set":
         if isinstance(parent, list) and isinstance(last, int) and last == len(parent):
             parent.append(copy.deepcopy(e.value))
@@ -66,7 +56,7 @@ def describe(edits: list[Edit]) -> str:
     """The edits as a sentence, for a hint."""
     words = []
     for e in edits:
-        name = e.path.rsplit(".", 1)[-1]
+        name = e.keys[-1] if e.keys else e.path
         if e.op == "set":
             words.append(f"set {name} to {json.dumps(e.value)}")
         elif e.op == "rename":
