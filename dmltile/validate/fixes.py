@@ -15,6 +15,7 @@ from typing import Any
 
 from ..core.enums import FeatureLevel
 from .levels import newest_level
+from .pruning import prune_unknown_keys
 from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
@@ -63,7 +64,13 @@ def compute_fix(
             fixed = apply_fix(doc, edits)
         except (KeyError, IndexError, TypeError):
             return None
-        new = [i for i in judge(fixed, level) if i.severity == "error" and _key(i) not in seen]
+        # Judged without keys no struct has: each is an issue of its own that no edit here settles,
+        # and judging them again for every fix would cost the listed issues squared.
+        new = [
+            i
+            for i in judge(prune_unknown_keys(fixed, keep=0)[0], level)
+            if i.severity == "error" and _key(i) not in seen
+        ]
         if not new:
             break
         for i in new:
@@ -115,7 +122,7 @@ def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, jud
     ``fix`` and a hint that says it."""
     if not isinstance(data, dict) or not issues:
         return root_causes(issues)
-    doc = without_unlisted_keys(wrapped(data), issues)
+    doc = without_unlisted_keys(wrapped(prune_unknown_keys(data)[0]), issues)
     level = level or newest_level()
     out = []
     for i in issues:
