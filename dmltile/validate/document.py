@@ -16,6 +16,7 @@ from pydantic_core import ErrorDetails
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
+from .pruning import prune_unknown_keys
 from .reading import Document, read_document
 from .report import Issue
 from .rules import issue
@@ -32,7 +33,6 @@ from .rules.document import (
     unknown_enum,
     unknown_field,
 )
-from .pruning import prune_unknown_keys
 from .rules.edits import join_path
 from .rules.operator import not_tile
 from .source import NotJson, Source
