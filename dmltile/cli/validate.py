@@ -206,6 +206,7 @@ def validate_cmd(
     diff: bool = typer.Option(
         False, "--diff", help="Print what --fix would change, as a unified diff; write nothing."
     ),
+    force: bool = typer.Option(False, "--force", help="With --fix: write read-only files too."),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
@@ -241,7 +242,7 @@ def validate_cmd(
     if fix or diff:
         say = (err_console if machine else console).out
         keep = kept_codes(select, ignore)
-        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say, keep)
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, fix, say, keep, force)
         results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
@@ -277,10 +278,11 @@ def _fix_or_diff(
     write: bool,
     say: Callable[[str], None],
     keep: frozenset[str],
+    force: bool = False,
 ) -> dict[str, list[ValidationReport]]:
-    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``: the rules in
-    ``keep`` only."""
-    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep)
+    """``--fix`` (write the files; the verdict is then the fixed files'; read-only ones only with
+    ``--force``) or ``--diff``: the rules in ``keep`` only."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep, force=force)
     return _judged_again(results, files, levels, version) if write else results
 
 

@@ -181,7 +181,9 @@ def looks_like_dxdispatch(data: Any) -> bool:
 def parse_jsonc(text: str | bytes) -> Any:
     """JSON with comments and trailing commas (JSONC), as DxDispatch reads its models and dmltile
     reads every descriptor; ValueError (DuplicateKey for a repeated key) when it is not JSONC either."""
-    return loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+    if isinstance(text, bytes):  # as json.loads reads bytes: UTF-8, -16 or -32, with or without a BOM
+        text = text.decode(json.detect_encoding(text))
+    return loads(strip_jsonc(text))
 
 
 def parse_jsonc_model(text: str | bytes) -> Any:
