@@ -11,6 +11,7 @@ from .core.operator import OperatorDesc, TileOperatorDesc
 from .core.shape import input_index, tile_output_sizes
 from .core.tensor import BufferTensorDesc, TensorDesc, calc_buffer_tensor_size
 from .errors import (
+    ArgumentError,
     DescriptorError,
     DmlTileError,
     FrameworkError,
@@ -42,6 +43,7 @@ __all__ = [
     "DEFAULT_FEATURE_LEVEL",
     "RULES",
     "apply_fix",
+    "ArgumentError",
     "BackendComparison",
     "BufferTensorDesc",
     "CompiledTile",

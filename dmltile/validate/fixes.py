@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.enums import FeatureLevel
+from ..errors import ArgumentError
 from .levels import newest_level
 from .pruning import prune_unknown_keys
 from .report import Edit, Issue
@@ -62,7 +63,7 @@ def compute_fix(
     for _ in range(rounds):
         try:
             fixed = apply_fix(doc, edits)
-        except (KeyError, IndexError, TypeError):
+        except ArgumentError:  # an edit that does not fit the document: no fix
             return None
         # Judged without keys no struct has: each is an issue of its own that no edit here settles,
         # and judging them again for every fix would cost the listed issues squared.

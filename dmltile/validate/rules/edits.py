@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ...core.layout import wrap_document
+from ...errors import ArgumentError
 from ..paths import join_path, split_path
 from ..report import Edit, Issue
 
@@ -44,11 +45,22 @@ def _apply_one(doc: Any, e: Edit) -> None:
 
 
 def apply_fix(document: Any, fix: Issue | list[Edit] | tuple[Edit, ...]) -> dict:
-    """A copy of ``document`` (wrapped) with the issue's fix (or the edits) applied in order."""
+    """A copy of ``document`` (wrapped) with the issue's fix (or the edits) applied in order.
+    ArgumentError when ``document`` is no JSON object, ``fix`` no Issue or sequence of Edits, or an
+    edit names a field the document does not have the parents of."""
+    if not isinstance(document, dict):
+        raise ArgumentError(f"document must be a descriptor as a dict, not {type(document).__name__}")
     edits = fix.fix if isinstance(fix, Issue) else fix
+    if not isinstance(edits, (list, tuple)) or not all(isinstance(e, Edit) for e in edits):
+        raise ArgumentError(f"fix must be an Issue or a list of Edits, not {type(fix).__name__}")
     doc = wrapped(document)
     for e in edits:
-        _apply_one(doc, e)
+        try:
+            _apply_one(doc, e)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise ArgumentError(
+                f"the edit {e.op} {e.path or '<document>'} does not fit the document"
+            ) from None
     return doc
 
 
