@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.enums import FeatureLevel
+from ..core.words import listing
 from ..errors import DmlTileError, InputError
 from ..validate.api import judge
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
@@ -343,6 +345,9 @@ def judge_file(
     return rows, {label(name): op for name, op in reading.not_covered.items()}
 
 
+NOT_COVERED_LINES = 20  # dispatchables named as not covered; the rest are counted
+
+
 def print_text(
     levels: list[FeatureLevel],
     results: dict[str, list[ValidationReport]],
@@ -357,15 +362,18 @@ def print_text(
         print_matrix(levels, readable)
     else:
         print_reports(readable)
-    for f, op in not_covered.items():
+    for f, op in itertools.islice(not_covered.items(), NOT_COVERED_LINES):
         console.print(
             f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False
         )
+    if len(not_covered) > NOT_COVERED_LINES:
+        more = len(not_covered) - NOT_COVERED_LINES
+        console.print(f"... and {more} more not covered (--json lists them all)", highlight=False)
     if skipped:
         err_console.print(
             f"skipped {len(skipped)} JSON file{'s' * (len(skipped) != 1)} that {'are' if len(skipped) != 1 else 'is'} "
             "neither a descriptor nor a DxDispatch model: "
-            + ", ".join(f"{Path(f).name} ({why})" for f, why in skipped.items()),
+            + listing((f"{Path(f).name} ({why})" for f, why in skipped.items()), len(skipped)),
             highlight=False,
             markup=False,
         )
