@@ -10,18 +10,27 @@ from typing import Any
 LINEAR = 2.5  # the most a linear entry point's time may grow when its input doubles (quadratic: 4)
 
 
-def best_time(work: Callable[[], Any], runs: int = 3) -> float:
-    """The least of ``runs`` timings of ``work()`` (the least is the least disturbed by other load)."""
+def best_time(work: Callable[[], Any], runs: int = 5, repeat: int = 1) -> float:
+    """The least of ``runs`` timings of ``repeat`` calls of ``work()`` (the least is the least
+    disturbed by other load)."""
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        work()
+        for _ in range(repeat):
+            work()
         times.append(time.perf_counter() - start)
     return min(times)
 
 
-def growth(run: Callable[[Any], Any], make: Callable[[int], Any], n: int) -> float:
-    """How many times longer ``run`` takes on ``make(2 * n)`` than on ``make(n)`` (inputs made first)."""
+def growth(run: Callable[[Any], Any], make: Callable[[int], Any], n: int, floor: float = 0.05) -> float:
+    """How many times longer ``run`` takes on ``make(2 * n)`` than on ``make(n)``: each timing of as
+    many calls as take ``floor`` seconds on the smaller input (one call's timing is mostly noise)."""
     small, large = make(n), make(2 * n)
-    run(small)  # warm caches and imports, so the first timing measures the work alone
-    return best_time(lambda: run(large)) / best_time(lambda: run(small))
+    repeat = 1
+    while best_time(lambda: run(small), 1, repeat) < floor and repeat < 1 << 12:
+        repeat *= 2  # also warms caches and imports before the timings that count
+    # Interleaved, so that other load on the machine slows both alike; the least of each.
+    rounds = [
+        (best_time(lambda: run(small), 1, repeat), best_time(lambda: run(large), 1, repeat)) for _ in range(7)
+    ]
+    return min(t for _, t in rounds) / min(t for t, _ in rounds)

@@ -143,8 +143,7 @@ def said_byte_count(guess: str) -> int | None:
         if lower.endswith(unit):
             text = text[: -len(unit)].rstrip()
             break
-    number = whole_number(text)
-    return number if number is not None and number >= 0 else None
+    return whole_number(text) if not text.startswith("-") else None
 
 
 def _predict(guess: str) -> tuple[bool, str]:

@@ -117,10 +117,27 @@ def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
     return data
 
 
-# One token of JSONC text, each matched where it starts and never retried: a string (to its closing
-# quote, or to the end when it has none), a comment (to its end, or to the end of the text), a comma,
-# a closing bracket, or a run of anything else. Every alternative is unambiguous, so reading is linear.
-_JSONC_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|//[^\n]*|/\*(?:.*?\*/|.*)|[,\]}]|[^",/\]}]+|/', re.S)
+# One token of JSONC text outside strings, matched where it starts and never retried: a comment (to
+# its end, or to the end of the text), a comma, a closing bracket, a quote (a string starts), or a run
+# of anything else. Each alternative is a single repeat, so the engine keeps no state per character.
+_JSONC_TOKEN = re.compile(r'//[^\n]*|/\*(?:.*?\*/|.*)|[,\]}"]|[^",/\]}]+|/', re.S)
+
+
+def _string_end(text: str, start: int) -> int:
+    """Where the string whose opening quote is at ``start`` ends (after its closing quote; the end of
+    the text when it has none): the first quote after an even run of backslashes. Each character is
+    looked at once at most, so unclosed strings and runs of escaped quotes cost their length."""
+    at = start + 1
+    while True:
+        quote = text.find('"', at)
+        if quote < 0:
+            return len(text)
+        slashes = quote
+        while slashes > at and text[slashes - 1] == "\\":
+            slashes -= 1
+        if (quote - slashes) % 2 == 0:
+            return quote + 1
+        at = quote + 1
 
 
 def strip_jsonc(text: str) -> str:
@@ -129,12 +146,18 @@ def strip_jsonc(text: str) -> str:
     its line breaks, so lines keep their numbers; the text is read once, left to right."""
     out: list[str] = []
     comma: int | None = None  # where in ``out`` a comma stands that only space and comments follow yet
-    for m in _JSONC_TOKEN.finditer(text):
-        token = m.group()
-        if token[:2] in ("//", "/*"):
+    at = 0
+    while at < len(text):
+        m = _JSONC_TOKEN.match(text, at)
+        assert m is not None  # every character starts some token
+        token, at = m.group(), m.end()
+        if token == '"':
+            at = _string_end(text, m.start())
+            token = text[m.start() : at]
+        elif token[:2] in ("//", "/*"):
             out.append("\n" * token.count("\n"))
             continue
-        if token in "]}" and comma is not None:
+        if token in ("]", "}") and comma is not None:
             out[comma] = ""
         if token == ",":
             comma = len(out)
