@@ -40,7 +40,8 @@ def raw_request(address: tuple[str, int], head: str, body: bytes = b"") -> tuple
 
 def post(address: tuple[str, int], body: bytes, **headers: str) -> tuple[int, dict]:
     host, port = address
-    fields = {"Host": f"{host}:{port}", "Content-Type": "application/json", "Content-Length": str(len(body))}
+    shown = f"[{host}]" if ":" in host else host
+    fields = {"Host": f"{shown}:{port}", "Content-Type": "application/json", "Content-Length": str(len(body))}
     fields.update({k.replace("_", "-"): v for k, v in headers.items()})
     head = "POST /api/explain HTTP/1.1\r\n" + "\r\n".join(f"{k}: {v}" for k, v in fields.items() if v != "")
     head += "\r\nConnection: close"
