@@ -123,6 +123,9 @@ def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
 _JSONC_TOKEN = re.compile(r'//[^\n]*|/\*(?:.*?\*/|.*)|[,\]}"]|[^",/\]}]+|/', re.S)
 
 
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
+
+
 def _string_end(text: str, start: int) -> int:
     """Where the string whose opening quote is at ``start`` ends (after its closing quote; the end of
     the text when it has none): the first quote after an even run of backslashes. Each character is
@@ -144,6 +147,8 @@ def strip_jsonc(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments and trailing commas outside strings (DxDispatch's
     parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag). A comment leaves
     its line breaks, so lines keep their numbers; the text is read once, left to right."""
+    if "/" not in text and not _TRAILING_COMMA.search(text):  # strict JSON already: nothing to strip
+        return text
     out: list[str] = []
     comma: int | None = None  # where in ``out`` a comma stands that only space and comments follow yet
     at = 0
