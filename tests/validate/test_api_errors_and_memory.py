@@ -127,3 +127,18 @@ def test_a_model_of_many_other_dispatchables_names_a_few_and_counts_the_rest():
     many = {**model, "dispatchables": {f"t{i}": {"type": "DML_OPERATOR_TILE", "desc": {}} for i in range(50)}}
     with pytest.raises(dmltile.DescriptorError, match="50 Tile dispatchables .* and 42 more"):
         dmltile.load(many)
+
+
+def test_explain_of_sizes_past_numpys_index_range_is_a_verdict_not_an_internal_error(tmp_path):
+    """Three sizes of 2^32-1 with two strides: validate says invalid (exit 1), and so must explain,
+    whose picture numbers the elements past what a NumPy index holds."""
+    doc = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [4294967295] * 3, "Strides": [1, 1]},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4294967295] * 3},
+        "Repeats": [1, 1, 1],
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(doc))
+    for command in ("validate", "explain"):
+        result = invoke(command, path)
+        assert result.exit_code == 1 and "internal error" not in result.output, command
