@@ -1,6 +1,8 @@
-"""`check --repeats NAME=VALUES`: every value is an integer, or the option is refused (exit 2)."""
+"""Options that used to be read loosely: `check --repeats` values, `run --output` naming a device."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,3 +25,9 @@ def test_a_repeats_value_that_is_no_integer_is_refused_not_dropped(tmp_path, val
     result = invoke("check", path, "--repeats", f"t={value}")
     assert result.exit_code == 2 and "integers" in result.output
     assert invoke("check", path, "--repeats", "t=1x2").exit_code == 0  # "x" still separates
+
+
+def test_run_output_to_a_device_is_refused_by_its_name_not_written_beside_it():
+    result = invoke("run", "examples/doc_example.json", "--output", "/dev/null")
+    assert result.exit_code == 2 and "/dev/null is not a regular file" in result.output
+    assert not Path("/dev/null.npy").exists()
