@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 from dmltile.execute.directml import process
+print("ready", flush=True)
 with process.session(SimpleNamespace(home=Path(sys.argv[1]), native=True)):
     print("ran")
 """
@@ -30,7 +31,8 @@ def test_a_run_waiting_on_the_lock_says_so_and_then_runs(tmp_path: Path):
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(2)
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        time.sleep(1)
         assert child.poll() is None  # waiting while the lock is held
     out, err = child.communicate(timeout=60)  # the lock released: it runs
     assert out == "ran\n" and "waiting for another DirectML run to finish" in err
