@@ -34,6 +34,7 @@ def growth(run: Callable[[Any], Any], make: Callable[[int], Any], n: int, floor:
     repeat = 1
     while best_time(lambda: run(small), 1, repeat) < floor and repeat < 1 << 12:
         repeat *= 2  # also warms caches and imports before the timings that count
+
     def time_of(argument: Any) -> float:
         return best_time(lambda: run(argument), 1, repeat)
 
@@ -41,7 +42,6 @@ def growth(run: Callable[[Any], Any], make: Callable[[int], Any], n: int, floor:
     for _ in range(3):
         # Interleaved, so that other load on the machine slows both alike; the least of each.
         rounds = [(time_of(small), time_of(large)) for _ in range(7)]
-        ]
         ratios.append(min(t for _, t in rounds) / min(t for t, _ in rounds))
         if ratios[-1] <= LINEAR:
             break
