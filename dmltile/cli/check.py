@@ -266,7 +266,7 @@ def check_cmd(
     if observe:
         _observe_cmd(model, newest, levels, (dims, inputs, reps, wheel), as_json)
     if as_json:
-        emit_json(_check_document(model, levels, results, all_levels))
+        emit_json(_check_document(model, levels, results, all_levels), status)
     elif not results:
         console.print(f"{model}: no Tile nodes", highlight=False, markup=False)
     elif all_levels:
@@ -335,7 +335,8 @@ def _observe_cmd(model: Path, reports: list[TileNodeReport], levels, given: tupl
                 "wheel": seen.wheel,
                 "session_error": seen.session_error,
                 "nodes": [{**r.to_dict(), **row} for r, row in zip(reports, rows, strict=True)],
-            }
+            },
+            status,
         )
         raise typer.Exit(status)
     for r in reports:

@@ -52,7 +52,7 @@ def test_levels_table_names_every_row():
 
 
 def test_rules_lists_every_design_code_with_rule_and_source():
-    doc = json_out(invoke("rules", "--json").stdout)
+    doc = json_out(invoke("rules", "--json").stdout)["rules"]
     assert [r["code"] for r in doc] == CONTRACT_CODES
     assert all(r["rule"] and r["source"] for r in doc)
     assert {r["code"] for r in doc if r["severity"] == "warning"} == {

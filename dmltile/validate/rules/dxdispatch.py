@@ -6,6 +6,7 @@ from ...core.words import listing
 from ..report import Issue
 from .citations import DXDISPATCH
 from .registry import Example, issue, register
+from .values import fix_field_value
 
 _TILE_DESC = {
     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
@@ -53,6 +54,7 @@ register(
             }
         }
     ),
+    fix=fix_field_value,
 )
 
 

@@ -61,6 +61,8 @@ def apply_fix(document: Any, fix: Issue | list[Edit] | tuple[Edit, ...]) -> dict
             raise ArgumentError(
                 f"the edit {e.op} {e.path or '<document>'} does not fit the document"
             ) from None
+        if e.op == "rename":  # a key renamed to a tensor's name makes it a tensor, wrapped as one
+            doc = wrapped(doc)
     return doc
 
 
