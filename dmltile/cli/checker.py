@@ -22,7 +22,7 @@ from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
 from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
-from .files import write_atomic
+from .files import check_target, encode_text, read_text_form, write_atomic
 
 if TYPE_CHECKING:
     from ..validate.locate import Position
@@ -280,25 +280,31 @@ def _fixed_text(old: str, document: Any, say: Callable[[str], None], f: str) -> 
 
 
 def fix_files(
-    files: list[str], level: FeatureLevel, write: bool, say: Callable[[str], None], scope: FixScope
+    files: list[str],
+    level: FeatureLevel,
+    write: bool,
+    say: Callable[[str], None],
+    scope: FixScope | None = None,
+    force: bool = False,
 ) -> None:
-    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change);
-    then the fixes left as unsafe, and the option that applies them, as ruff says it."""
+    """``--fix`` (write each file, atomically, in its own encoding and line endings; a read-only
+    one only with ``force``) or ``--diff`` (print what ``--fix`` would change); then the fixes left
+    as unsafe, and the option that applies them, as ruff says it."""
+    named = [(f, Path(f)) for f in files if f not in ("-", "<stdin>") and Path(f).is_file()]
+    for _, path in named if write else []:  # every file writable before any is written
+        check_target(path, "--fix", force, replace=True)
     hidden = 0
-    for f in files:
-        path = Path(f)
-        if f in ("-", "<stdin>") or not path.is_file():
-            continue
+    for f, path in named:
         document, changes, left = fixed_document(path, level, scope=scope)
         hidden += len(left)
         for line in left:
             say(f"{f}: unsafe fix left: {line}")
         if not changes:
             continue
-        old = path.read_text(encoding="utf-8")
+        old, form = read_text_form(path)
         new = _fixed_text(old, document, say, f)
         if write:
-            write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
+            write_atomic(path, _writer(encode_text(new, form)), "--fix", force=force, replace=True)
             say(f"{f}: fixed ({plural(len(changes), 'issue')})")
             for line in changes:
                 say(f"  {line}")

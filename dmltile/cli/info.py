@@ -201,6 +201,16 @@ def source_head(source: str) -> str:
     return source[:cut] + (" ..." if cut < len(source) else "")
 
 
+def hosted_provider_text(hosted: dict) -> str:
+    """Per wheel set up by ``make directml``: does its DirectML provider run a Tile here."""
+    if hosted["problem"]:
+        return f"not set up: {hosted['problem']}"
+    return "; ".join(
+        f"{w['wheel']} {'runs a Tile' if w['runs_tile'] else 'does NOT run a Tile'} ({w['reason']})"
+        for w in hosted["wheels"]
+    )
+
+
 @app.command("doctor")
 def doctor_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
@@ -238,6 +248,7 @@ def doctor_cmd(
         ),
         ("providers", ", ".join(ort_info["providers"]) or "-"),
         ("DirectML", ("[green]usable[/]: " if dml["usable"] else "[yellow]not usable[/]: ") + dml["reason"]),
+        ("onnxruntime-directml", hosted_provider_text(dml["hosted_provider"])),
         (
             "GPU adapters",
             ", ".join(report["gpu_adapters"]["names"]) or f"none listed: {report['gpu_adapters']['reason']}",
