@@ -42,10 +42,10 @@ def fixed_document(data: bytes, encoding: str) -> dict:
 def test_fix_keeps_encoding_bom_and_line_endings(tmp_path, encoding, bom, newline):
     plain = tmp_path / "plain.json"  # the same fix in a UTF-8 file with LF endings
     plain.write_text(broken())
-    assert invoke("validate", "--fix", plain).exit_code == 0
+    assert invoke("validate", "--fix", "--unsafe-fixes", plain).exit_code == 0
     path = tmp_path / "doc.json"
     path.write_bytes(bom + broken().replace("\n", newline).encode(encoding))
-    result = invoke("validate", "--fix", path)
+    result = invoke("validate", "--fix", "--unsafe-fixes", path)
     assert result.exit_code == 0, result.output
     data = path.read_bytes()
     assert data.startswith(bom) and (not bom or not data[len(bom) :].startswith(bom))
@@ -58,7 +58,7 @@ def test_diff_reads_a_utf16_file_too(tmp_path):
     path = tmp_path / "doc.json"
     path.write_bytes(broken().encode("utf-16"))
     before = path.read_bytes()
-    result = invoke("validate", "--diff", path)
+    result = invoke("validate", "--diff", "--unsafe-fixes", path)
     assert '-        "Stride": [' in result.output and path.read_bytes() == before
 
 
@@ -69,7 +69,7 @@ def test_fix_keeps_comments_and_trailing_commas_of_a_descriptor(tmp_path):
         '"GuaranteedBaseOffsetAlignment": 0\n', '"GuaranteedBaseOffsetAlignment": 0,\n', 1
     )
     path.write_text(text)
-    result = invoke("validate", "--fix", path)
+    result = invoke("validate", "--fix", "--unsafe-fixes", path)
     out = path.read_text()
     assert result.exit_code == 0, result.output
     assert (
@@ -83,7 +83,7 @@ def test_mode_and_hard_links_are_kept(tmp_path):
     os.chmod(path, 0o640)
     os.link(path, other)
     inode = os.stat(path).st_ino
-    assert invoke("validate", "--fix", path).exit_code == 0
+    assert invoke("validate", "--fix", "--unsafe-fixes", path).exit_code == 0
     assert json.loads(other.read_text()) == DOC  # the other name sees the fix: one file, in place
     assert os.stat(path).st_ino == inode and stat.S_IMODE(os.stat(path).st_mode) == 0o640
 
@@ -92,7 +92,7 @@ def test_mode_is_kept_when_the_file_is_replaced(tmp_path):
     path = tmp_path / "doc.json"
     path.write_text(broken())
     os.chmod(path, 0o604)
-    assert invoke("validate", "--fix", path).exit_code == 0
+    assert invoke("validate", "--fix", "--unsafe-fixes", path).exit_code == 0
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o604 and json.loads(path.read_text()) == DOC
 
 
@@ -101,12 +101,14 @@ def test_owner_and_group_are_kept(tmp_path):
     path = tmp_path / "doc.json"
     path.write_text(broken())
     os.chown(path, 12345, 23456)
-    assert invoke("validate", "--fix", path).exit_code == 0
+    assert invoke("validate", "--fix", "--unsafe-fixes", path).exit_code == 0
     st = os.stat(path)
     assert (st.st_uid, st.st_gid) == (12345, 23456) and json.loads(path.read_text()) == DOC
 
 
-@pytest.mark.parametrize("command", [["validate", "--fix"], ["fmt", "-w"]], ids=["validate --fix", "fmt -w"])
+@pytest.mark.parametrize(
+    "command", [["validate", "--fix", "--unsafe-fixes"], ["fmt", "-w"]], ids=["validate --fix", "fmt -w"]
+)
 def test_a_read_only_file_is_refused_unless_force(tmp_path, command):
     path = tmp_path / "doc.json"
     path.write_text(broken() if command[0] == "validate" else json.dumps(DOC))

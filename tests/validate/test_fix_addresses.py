@@ -65,7 +65,7 @@ def test_fix_never_changes_a_real_field_for_a_stray_key_named_like_a_path(tmp_pa
             added.add((*place, name))
     path = tmp_path_factory.mktemp("stray") / "doc.json"
     path.write_text(json.dumps(doc, indent=2))
-    result = invoke("validate", "--fix", path)
+    result = invoke("validate", "--fix", "--unsafe-fixes", path)
     fixed = json.loads(path.read_text())
     assert dict(leaves(fixed)) == dict(leaves(DOC)), (strays, result.output)
     assert result.exit_code == 0 and ("fixed" in result.output or not added)
