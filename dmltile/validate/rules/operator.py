@@ -11,7 +11,7 @@ from ...core.shape import tile_output_sizes
 from ...core.tensor import UINT32_MAX
 from ..report import Edit, Issue
 from .citations import TILE_PAGE
-from .edits import split_path
+from .edits import describe, split_path
 from .registry import Example, issue, register, rule
 from .values import (
     at,
@@ -176,9 +176,20 @@ def swapped(ins: Sequence[int], reps: Sequence[int], outs: Sequence[int]) -> boo
     return all(i == o * r for i, r, o in zip(ins, reps, outs, strict=True))
 
 
+def _least_change(i: int, ins: int, rep: int, out: int) -> Edit:
+    """The edit making Repeats[i] and OutputTensor.Sizes[i] agree that changes what the user wrote
+    least: the repeat that makes the written size (Repeats typed as the output's sizes, say), or
+    the size the repeat makes; on a tie, the size."""
+    want = ins * rep
+    if out and out % ins == 0 and abs(out // ins - rep) < abs(want - out):
+        return Edit(op="set", path=f"Desc.Repeats[{i}]", value=out // ins)
+    return Edit(op="set", path=f"Desc.OutputTensor.Desc.Sizes[{i}]", value=want)
+
+
 def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
-    """The product, or, when it does not fit a UINT, the largest repeat whose product does; for
-    tensors written in each other's place, their Sizes exchanged."""
+    """The least change that makes the two agree, or, when the product does not fit a UINT, the
+    largest repeat whose product does; for tensors written in each other's place, their Sizes
+    exchanged."""
     i = split_path(found.path)[-1]
     ins, reps, outs = sizes_of(doc, "InputTensor"), repeats_of(doc), sizes_of(doc, "OutputTensor")
     if ins and reps and outs and swapped(ins, reps, outs):
@@ -186,16 +197,25 @@ def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
             Edit(op="set", path="Desc.InputTensor.Desc.Sizes", value=outs),
             Edit(op="set", path="Desc.OutputTensor.Desc.Sizes", value=ins),
         ]
-    if not isinstance(i, int) or not ins or not reps:
+    if not isinstance(i, int) or not ins or not reps or not outs or not ins[i]:
         return None
     want = ins[i] * reps[i]
     if want <= UINT32_MAX:
-        return [Edit(op="set", path=found.path, value=want)]
+        return [_least_change(i, ins[i], reps[i], outs[i])]
     rep = max(1, UINT32_MAX // ins[i])
     return [
         Edit(op="set", path=f"Desc.Repeats[{i}]", value=rep),
         Edit(op="set", path=found.path, value=ins[i] * rep),
     ]
+
+
+def _hint_output_size(found: Issue, edits: list[Edit], own: int) -> str:
+    """The edit, and the other way to make the two agree when the check saw one."""
+    other_way = [w.strip() for w in found.hint.split(", or ")[1:]] if ", or " in found.hint else []
+    said = describe(edits[:own])
+    first = found.hint.split(", or ")[0].removeprefix("set ")
+    alternatives = [w for w in [first, *other_way] if w.split(" to ")[0] not in said and " to " in w]
+    return said + "".join(f" (or set {w})" for w in alternatives)
 
 
 def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue:
@@ -228,6 +248,7 @@ def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue
         }
     ),
     fix=_fix_output_size,
+    fix_hint=_hint_output_size,
     field="OutputTensor",
     limit="Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
 )
