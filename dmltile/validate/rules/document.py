@@ -302,6 +302,8 @@ def not_a_uint(path: str, loc: tuple, field: str, value: Any) -> Issue:
     element = "an element of " + field if loc and isinstance(loc[-1], int) else field
     if isinstance(value, bool):
         why = "a boolean is not an integer"
+    elif isinstance(value, float) and value.is_integer():
+        why = f"{show(value)} is a whole number written as a float; write {int(value)}"
     elif isinstance(value, float):
         why = "only whole numbers are UINTs"
     else:

@@ -122,6 +122,7 @@ def check_repeats_length(desc: OperatorDesc) -> Iterator[Issue]:
     fix_hint=hint_value_then_rule,
     field="Repeats",
     limit="each larger than 0",
+    bounds={"minimum": 1},
 )
 def check_zero_repeats(desc: OperatorDesc) -> Iterator[Issue]:
     for i, r in enumerate(desc.repeats):

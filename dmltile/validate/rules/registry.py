@@ -9,6 +9,7 @@ Adding a rule is one entry in its family's module (and one row in the tests).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -69,6 +70,8 @@ class Rule:
     fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
     field: str = ""  # the one field whose limit the rule states, for the field descriptions
     limit: str = ""  # that limit as a phrase ("every size is at least 1")
+    # that limit as JSON Schema keywords on the field's integers (its elements, for an array)
+    bounds: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 RULES: dict[str, Rule] = {}
@@ -88,11 +91,14 @@ def register(
     fix_hint: FixHint | None = None,
     field: str = "",
     limit: str = "",
+    bounds: dict[str, int] | None = None,
 ) -> Rule:
     """Add a rule to the registry (each code once)."""
     if code in RULES:
         raise ValueError(f"rule {code} is registered twice")
-    RULES[code] = Rule(code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit)
+    RULES[code] = Rule(
+        code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit, bounds or {}
+    )
     return RULES[code]
 
 

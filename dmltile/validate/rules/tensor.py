@@ -144,6 +144,7 @@ def check_strides_length(desc: OperatorDesc) -> Iterator[Issue]:
     fix_hint=hint_value_then_rule,
     field="Sizes",
     limit="every size is at least 1",
+    bounds={"minimum": 1},
 )
 def check_zero_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
@@ -365,11 +366,11 @@ def check_output_aliasing(desc: OperatorDesc) -> Iterator[Issue]:
     assert t.strides is not None  # _judged_output_strides says so
     if certainly_rejected_aliasing(t.sizes, t.strides):
         zero = [i for i, (s, st) in enumerate(zip(t.sizes, t.strides, strict=False)) if st == 0 and s > 1]
-        where = f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]}" if zero else "these strides"
+        where = f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]} maps" if zero else "these strides map"
         yield issue(
             "DML109",
             "Desc.OutputTensor.Desc.Strides",
-            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)}: {where} maps several output "
+            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)}: {where} several output "
             "elements to one address; DirectML rejects such an output",
             f"give the output distinct element addresses, e.g. packed strides {list(packed_strides(t.sizes))} (null)",
         )
