@@ -10,7 +10,6 @@ structurally (cross-field rules such as DML205 are beyond JSON Schema; ``dmltile
 from __future__ import annotations
 
 import copy
-
 from typing import Any
 
 from ..core.fields import c_type_range

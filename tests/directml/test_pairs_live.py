@@ -70,7 +70,10 @@ def test_the_pairs_hint_is_accepted_and_tiles_the_same_bytes(version, level, dty
     want = np.tile(x, repeats).tobytes()
     assert after["output"][: len(want)] == want
     # where the rank was already the level's largest, one more axis is what DirectML rejects
-    full = len(sizes) + 1 not in dmltile.tile_support(dmltile.parse_feature_level(level)).tensors[
-        "InputTensor"
-    ].dimension_counts
+    full = (
+        len(sizes) + 1
+        not in dmltile.tile_support(dmltile.parse_feature_level(level))
+        .tensors["InputTensor"]
+        .dimension_counts
+    )
     assert old["accepted"] is not full, old

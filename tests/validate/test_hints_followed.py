@@ -60,7 +60,10 @@ def said(value, hint: str) -> bool:
 FIXABLE_EXAMPLES = [
     r
     for r in all_rules()
-    if r.fix is not None and r.example.document is not None and r.code not in UNFIXABLE and r.phase != "provider"
+    if r.fix is not None
+    and r.example.document is not None
+    and r.code not in UNFIXABLE
+    and r.phase != "provider"
 ]
 
 
@@ -89,12 +92,16 @@ def test_every_rules_hint_followed_as_written_gives_a_valid_document_keeping_the
     ],
     ids=["2.1-4D", "1.0-4D", "3.1-2D", "3.1-8D"],
 )
-def test_int64_is_read_as_pairs_within_the_levels_rank_and_keeps_the_bytes(level, sizes, repeats, pairs, pair_repeats):
+def test_int64_is_read_as_pairs_within_the_levels_rank_and_keeps_the_bytes(
+    level, sizes, repeats, pairs, pair_repeats
+):
     document = typed("INT64", sizes, repeats)
     fixed, _, report = follow(document, level)
     half = "FLOAT32" if level == "1.0" else "UINT32"
     assert set(report.codes) == {"DML302"}
-    sentence = f"InputTensor: read the INT64 data as {half} pairs: Sizes [{','.join(map(str, pairs))}], same bytes"
+    sentence = (
+        f"InputTensor: read the INT64 data as {half} pairs: Sizes [{','.join(map(str, pairs))}], same bytes"
+    )
     assert all(sentence in i.hint and "OutputTensor: read the INT64" in i.hint for i in report.issues), report
     assert dmltile.validate(fixed, level).valid, fixed
     tile = wrapped(fixed)["Desc"]
@@ -138,5 +145,8 @@ def test_a_fix_touching_two_tensors_names_each():
     document = typed("FLOAT32", [2, 3, 0], [2, 3, 3], [4, 9, 0])
     report = dmltile.validate(document, "6.4")
     first = report.issues[0]
-    assert first.hint.startswith("set InputTensor.Sizes[2] to 1") and "then set OutputTensor.Sizes[2] to 3" in first.hint
+    assert (
+        first.hint.startswith("set InputTensor.Sizes[2] to 1")
+        and "then set OutputTensor.Sizes[2] to 3" in first.hint
+    )
     assert dmltile.validate(apply_all(document, report.issues), "6.4").valid

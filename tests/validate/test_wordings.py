@@ -27,7 +27,9 @@ def test_the_schema_rejects_what_the_validator_rejects_on_the_rules_own_examples
 
 def test_the_schema_bounds_come_from_the_rules_and_titles_are_the_c_names():
     buffer = document_schema()["$defs"]["BufferTensorDesc"]["properties"]
-    assert buffer["Sizes"]["items"]["minimum"] == 1 and buffer["TotalTensorSizeInBytes"]["maximum"] == 2**64 - 1
+    assert (
+        buffer["Sizes"]["items"]["minimum"] == 1 and buffer["TotalTensorSizeInBytes"]["maximum"] == 2**64 - 1
+    )
     assert buffer["TotalTensorSizeInBytes"]["title"] == "TotalTensorSizeInBytes"
     repeats = document_schema()["$defs"]["TileOperatorDesc"]["properties"]["Repeats"]
     assert repeats["items"]["minimum"] == 1
@@ -42,7 +44,12 @@ def test_the_schema_bounds_come_from_the_rules_and_titles_are_the_c_names():
 def dml109_document():
     return {
         "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
-        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 9], "Strides": [9, 0], "TotalTensorSizeInBytes": 144},
+        "OutputTensor": {
+            "DataType": "FLOAT32",
+            "Sizes": [4, 9],
+            "Strides": [9, 0],
+            "TotalTensorSizeInBytes": 144,
+        },
         "Repeats": [2, 3],
     }
 
@@ -69,7 +76,10 @@ def test_a_whole_number_written_as_a_float_is_not_called_a_fraction():
         "Repeats": [2, 3],
     }
     (issue,) = dmltile.validate(document).issues
-    assert "only whole numbers" not in issue.message and "3.0 is a whole number written as a float; write 3" in issue.message
+    assert (
+        "only whole numbers" not in issue.message
+        and "3.0 is a whole number written as a float; write 3" in issue.message
+    )
 
 
 def test_new_dtype_reads_names_as_a_documents_datatype_does():

@@ -8,8 +8,8 @@ Adding a rule is one entry in its family's module (and one row in the tests).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 import dataclasses
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 

@@ -366,7 +366,11 @@ def check_output_aliasing(desc: OperatorDesc) -> Iterator[Issue]:
     assert t.strides is not None  # _judged_output_strides says so
     if certainly_rejected_aliasing(t.sizes, t.strides):
         zero = [i for i, (s, st) in enumerate(zip(t.sizes, t.strides, strict=False)) if st == 0 and s > 1]
-        where = f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]} maps" if zero else "these strides map"
+        where = (
+            f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]} maps"
+            if zero
+            else "these strides map"
+        )
         yield issue(
             "DML109",
             "Desc.OutputTensor.Desc.Strides",
