@@ -12,7 +12,14 @@ import typer
 from ..core.operator import OperatorDesc
 from ..core.words import plural
 from ..errors import DmlTileError, InputError, WriteError
-from ..execute.buffers import CompiledTile, addressed_mask, check_input_holds, output_aliases, pack_tensor, strided
+from ..execute.buffers import (
+    CompiledTile,
+    addressed_mask,
+    check_input_holds,
+    output_aliases,
+    pack_tensor,
+    strided,
+)
 from ..execute.compare import compare_backends, compared_with
 from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_buffer_file, read_npy
