@@ -173,6 +173,7 @@ class Picture:
     notes: list[str] = field(default_factory=list)
     legend: str = ""
     highlight: tuple[Index, Index] | None = None  # (output index, input index)
+    max_width: int = 100  # the characters a terminal line may take, the memory rows as the grids
 
     @property
     def drawable(self) -> bool:
@@ -428,6 +429,7 @@ def build_picture(
         notes=_grid_notes(input_grid, output_grid, reps, fixed_out),
         legend=look.legend(),
         highlight=(o_idx, i_idx) if o_idx is not None and i_idx is not None else None,
+        max_width=max_width,
     )
     _add_strips(picture, desc, look, out_sizes, strip_slots, math.prod(reps))
     return picture
