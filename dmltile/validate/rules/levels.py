@@ -15,7 +15,7 @@ from ..report import Edit, Issue
 from ..suggest import accepted_values
 from .citations import MEASURED, TILE_PAGE
 from .edits import TENSORS, apply_fix, describe, split_path, wrapped
-from .registry import Example, issue, register, rule
+from .registry import Example, Words, found, register, rule
 from .tensor import tensors
 from .values import at, buffer, dtype_of, repeats_of, sizes_of
 
@@ -198,14 +198,11 @@ def _fix_type(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
     return retype(doc, level, dtype) if dtype else None
 
 
-def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
-    up = lowest_level(name, dims=n)
-    hint = later_level(up) if up else f"no feature level takes {n} dimensions"
+def _rank_case(n: int, dims: frozenset[int]) -> str:
+    """Which of DML301's hints fits: pad to the level's one rank, merge down to its most, or neither."""
     if n < 4 and dims == frozenset({4}):
-        hint += f", or pad Sizes (and Repeats) with {4 - n} leading 1s to make it 4-D"
-    elif n > max(dims):
-        hint += f", or merge neighbouring dimensions that tile alike to get {max(dims)} or fewer"
-    return hint
+        return "pad"
+    return "merge" if n > max(dims) else ""
 
 
 @rule(
@@ -226,6 +223,14 @@ def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
     ),
     fix=_fix_rank,
     fix_hint=lambda found, edits, own: f"{found.hint}: {describe(edits[:own])}",
+    words={
+        case: Words("{tensor} has {rank} dimensions; Tile at {level} supports {dims}", "{reach}" + other)
+        for case, other in (
+            ("", ""),
+            ("pad", ", or pad Sizes (and Repeats) with {pad} leading 1s to make it 4-D"),
+            ("merge", ", or merge neighbouring dimensions that tile alike to get {most} or fewer"),
+        )
+    },
 )
 def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
@@ -233,11 +238,18 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]
         sup = row.tensors[name]
         n = len(t.sizes)
         if n not in sup.dimension_counts:
-            yield issue(
+            up = lowest_level(name, dims=n)
+            yield found(
                 "DML301",
                 f"{p}.DimensionCount",
-                f"{name} has {n} dimensions; Tile at {level.c_name} supports {sup.dims_text()}",
-                _rank_hint(name, n, sup.dimension_counts),
+                _rank_case(n, sup.dimension_counts),
+                tensor=name,
+                rank=n,
+                level=level.c_name,
+                dims=sup.dims_text(),
+                reach=later_level(up) if up else f"no feature level takes {n} dimensions",
+                pad=4 - n,
+                most=max(sup.dimension_counts),
             )
 
 
@@ -298,6 +310,7 @@ def _hint_type(found: Issue, edits: list[Edit], own: int) -> str:
     ),
     fix=_fix_type,
     fix_hint=_hint_type,
+    words=Words("{tensor}.DataType is {type}; Tile at {level} supports {supported}", "{ways}"),
 )
 def check_level_types(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
@@ -305,13 +318,15 @@ def check_level_types(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue
         sup = row.tensors[name]
         if t.data_type not in sup.data_types:
             up = lowest_level(name, data_type=t.data_type)
-            supported = ", ".join(d.name for d in sup.data_types)
             edits = retype(wrapped(desc.to_dict()), level, t.data_type)
-            yield issue(
+            yield found(
                 "DML302",
                 f"{p}.DataType",
-                f"{name}.DataType is {t.data_type.name}; Tile at {level.c_name} supports {supported}",
-                _data_type_hint(t.data_type, edits, up),
+                tensor=name,
+                type=t.data_type.name,
+                level=level.c_name,
+                supported=", ".join(d.name for d in sup.data_types),
+                ways=_data_type_hint(t.data_type, edits, up),
             )
 
 
@@ -346,20 +361,19 @@ register(
             "Repeats": [2, 3],
         }
     ),
+    words=Words(
+        "{tensor}.DataType FLOAT64: DirectML (1.7.0 to 1.15.4) accepts FLOAT64 Tile, but the "
+        "DML_TILE_OPERATOR_DESC page does not list it",
+        "to rely only on what the page lists: {pairs}",
+    ),
 )
 def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
     for name, p, t in tensors(desc):
         if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
             pairs = as_pairs(wrapped(desc.to_dict()), level, DataType.UINT32)
-            yield issue(
-                "DML304",
-                f"{p}.DataType",
-                f"{name}.DataType FLOAT64: DirectML (1.7.0 to 1.15.4) accepts FLOAT64 Tile, but the "
-                "DML_TILE_OPERATOR_DESC page does not list it",
-                "to rely only on what the page lists: "
-                + (say_pairs(t.data_type, pairs) if pairs else "tile its bytes as UINT32 pairs"),
-            )
+            said = say_pairs(t.data_type, pairs) if pairs else "tile its bytes as UINT32 pairs"
+            yield found("DML304", f"{p}.DataType", tensor=name, pairs=said)
 
 
 register(
@@ -400,17 +414,16 @@ register(
         },
         directml="1.9.1",
     ),
+    words=Words(
+        "{tensor}.TotalTensorSizeInBytes is {total}: {version} computes the tensor's extent in 32 bits and "
+        "accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
+        "and later reject it",
+        "{hint}",
+    ),
 )
 
 
 def wrapped_size(name: str, path: str, total: int, version_label: str, wrapped: int, hint: str) -> Issue:
     """DML112: a size only the 32-bit arithmetic of ``version_label`` accepts (``wrapped``: the bytes
     it computes); ``hint`` is DML105's, which newer versions report."""
-    return issue(
-        "DML112",
-        path,
-        f"{name}.TotalTensorSizeInBytes is {total}: {version_label} computes the tensor's extent in 32 bits "
-        f"and accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
-        "and later reject it",
-        hint,
-    )
+    return found("DML112", path, tensor=name, total=total, version=version_label, wrapped=wrapped, hint=hint)
