@@ -179,14 +179,12 @@ def data_lost(start: OperatorDesc, answer: OperatorDesc) -> str | None:
                 f"{s.total_tensor_size_in_bytes}"
             )
     data = (np.arange(start.input.total_tensor_size_in_bytes) % 251 + 1).astype(np.uint8)
-    outputs = []
-    for desc in (start, answer):
-        out = np.zeros(start.output.total_tensor_size_in_bytes, np.uint8)
-        ReferenceTile(desc).run_buffers(data, out)
-        outputs.append(out)
-    if np.array_equal(*outputs):
+    want, got = (np.zeros(start.output.total_tensor_size_in_bytes, np.uint8) for _ in range(2))
+    ReferenceTile(start).run_buffers(data, want)
+    ReferenceTile(answer).run_buffers(data, got)
+    if np.array_equal(want, got):
         return None
-    first = int(np.argmax(outputs[0] != outputs[1]))
+    first = int(np.argmax(want != got))
     return f"from the same input bytes its output differs first at byte {first}"
 
 
