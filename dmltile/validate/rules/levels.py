@@ -342,6 +342,7 @@ register(
         feature_level="3.2",
         note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
     ),
+    words=Words("{reason}", "use a level from {levels}, e.g. 4.1"),
 )
 
 
@@ -389,6 +390,13 @@ register(
         directml="9.9",
         note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
     ),
+    words={
+        "unknown": Words("{reason}", "use one of the versions `dmltile levels` lists"),
+        "above": Words(
+            "feature level {level} is above what {version} supports",
+            "use {most} or lower, or a newer DirectML",
+        ),
+    },
 )
 
 register(
