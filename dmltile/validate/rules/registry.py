@@ -2,8 +2,9 @@
 
 A rule owns everything about itself: what it requires (``rule``), where that comes from
 (``source``), why DirectML holds to it (``why``), a document that breaks it and nothing else
-(``example``), its check, and its fix (the edits that make it pass, and how they read in a hint).
-Adding a rule is one entry in its family's module (and one row in the tests).
+(``example``), its words (``words``: the message and hint, templates its check fills with the
+values it found, through ``found``), its check, and its fix (the edits that make it pass, and how
+they read in a hint). Adding a rule is one entry in its family's module (and one row in the tests).
 """
 
 from __future__ import annotations
