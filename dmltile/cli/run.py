@@ -80,7 +80,10 @@ def check_budget(desc: OperatorDesc) -> None:
 def run_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     input_path: Path | None = typer.Option(
-        None, "--input", help="Input array (.npy) with the input Sizes and DataType."
+        None,
+        "--input",
+        help="Input array (.npy) with the input Sizes and DataType; where the input's Strides give two "
+        "indices one element, their values must agree.",
     ),
     seed: int | None = typer.Option(
         None, "--seed", help="Make a deterministic random input from this seed (default 0)."
