@@ -24,7 +24,11 @@ from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke, no_traceback, scrip
 def test_run_input_to_output_equals_numpy_tile(tmp_path, name):
     desc = dmltile.load(EXAMPLES / name)
     dtype = desc.input.data_type.numpy_dtype
-    x = (np.arange(np.prod(desc.input.sizes)) % 120 - 60).astype(dtype).reshape(desc.input.sizes)
+    # Values per element of the input's buffer, read through its Strides: an array a GPU can hold
+    # (a broadcast input repeats its values along its stride-0 axes).
+    buffer = (np.arange(desc.input.total_tensor_size_in_bytes // dtype.itemsize) % 120 - 60).astype(dtype)
+    strides = [s * dtype.itemsize for s in desc.input.effective_strides]
+    x = np.lib.stride_tricks.as_strided(buffer, desc.input.sizes, strides).copy()
     np.save(tmp_path / "x.npy", x)
     proc = script("run", EXAMPLES / name, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
     assert proc.returncode == 0, proc.stderr
