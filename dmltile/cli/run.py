@@ -170,7 +170,7 @@ def run_cmd(
     except DmlTileError as e:  # WriteError included
         raise fail(str(e)) from None
     if as_json:
-        emit_json(run_document(op, y, report, output))
+        emit_json(run_document(op, y, report, output), EXIT_OK)
         raise typer.Exit(EXIT_OK)
     _show_output(op, y, x, input_buffer, output, force)
     raise typer.Exit(EXIT_OK)
@@ -206,7 +206,7 @@ def _valid_descriptor(
         raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(report.issues)))
     if not report.valid:
         if as_json:
-            emit_json({"valid": False, "report": report.to_dict()})
+            emit_json({"valid": False, "report": report.to_dict()}, EXIT_INVALID)
         else:
             print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)
@@ -356,8 +356,9 @@ def _compare(
     except DmlTileError as e:
         raise fail(str(e)) from None
     if as_json:
-        emit_json({"compare": result.to_dict()})
-        raise typer.Exit(EXIT_OK if result.identical else EXIT_INVALID)
+        status = EXIT_OK if result.identical else EXIT_INVALID
+        emit_json({"compare": result.to_dict()}, status)
+        raise typer.Exit(status)
     names = " and ".join(result.backends)
     if result.identical:
         console.print(f"identical: {names} produce the same bits for every output element", highlight=False)

@@ -23,6 +23,7 @@ from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 __all__ = [
     "apply_all",
     "apply_fix",
+    "as_fixed",
     "attach_fixes",
     "compute_fix",
     "describe",
@@ -148,22 +149,41 @@ def _all_own_edits_applied(doc: dict, issues: list[Issue], level: FeatureLevel) 
         return None
 
 
-def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge) -> list[Issue]:
+def attach_fixes(
+    data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge, known: list[Issue] | None = None
+) -> list[Issue]:
     """The issues that are no consequence of another (``root_causes``), each with its computed
-    ``fix`` and a hint that says it."""
+    ``fix`` and a hint that says it. ``known``: issues reported beside these (found on the document
+    as their fixes leave it), which a fix leaves to their own rules instead of settling them."""
     if not isinstance(data, dict) or not issues:
         return root_causes(issues)
     doc = without_unlisted_keys(wrapped(data), issues)
     level = level or newest_level()
+    before = issues + (known or [])
     together = _all_own_edits_applied(doc, issues, level)
     out = []
     for i in issues:
         try:
-            found = compute_fix(doc, i, level, issues, judge, together=together)
+            found = compute_fix(doc, i, level, before, judge, together=together)
         except _BROKEN:
             found = None
         out.append(_with_fix(i, *found) if found else i)
     return root_causes(out)
+
+
+def as_fixed(data: Any, issues: list[Issue], level: FeatureLevel) -> dict | None:
+    """``data`` (wrapped) as the fixes of ``issues`` would leave it, each fix the edits of the issue's
+    own rule; None when one of them has no fix (what the document means there is unknown). A
+    missing field that another issue's fix renames a key onto needs no edit of its own."""
+    if not isinstance(data, dict):
+        return None
+    doc = without_unlisted_keys(wrapped(data), issues)
+    try:
+        with_edits = [i.model_copy(update={"fix": tuple(primary_edits(doc, i, level) or ())}) for i in issues]
+        causes = root_causes(with_edits)
+        return None if any(not i.fix for i in causes) else apply_all(doc, causes)
+    except _BROKEN:
+        return None
 
 
 def apply_all(document: Any, issues: list[Issue]) -> dict:

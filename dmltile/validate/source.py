@@ -161,7 +161,10 @@ def looks_like_descriptor(data: Any) -> bool:
 
 
 def looks_like_dxdispatch(data: Any) -> bool:
-    """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document."""
+    """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document. A
+    JSON Schema (a ``$schema`` key) is neither, whatever its properties look like."""
+    if isinstance(data, dict) and "$schema" in data:
+        return False
     return is_model(data) or is_dispatchable(data)
 
 

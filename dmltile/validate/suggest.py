@@ -9,8 +9,6 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-import numpy as np
-
 from ..core.enums import TILE, DataType, FeatureLevel, TensorFlags, TensorType
 from .levels import newest_level, tile_support
 
@@ -124,7 +122,7 @@ def did_you_mean(value: Any, enum_name: str, choices: list[Any]) -> Any | None:
         if alias:  # a known name of another width is no near miss of a type offered here
             return DataType[alias] if DataType[alias] in choices else None
         try:
-            from_numpy = DataType.from_numpy(np.dtype(text.lower()))
+            from_numpy = DataType.from_numpy(text.lower())
         except (TypeError, ValueError):
             from_numpy = None
         if from_numpy in choices:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..report import Issue
 from .citations import DXDISPATCH
 from .registry import Example, Words, found, register
+from .values import fix_field_value
 
 _TILE_DESC = {
     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
@@ -56,6 +57,7 @@ register(
             }
         }
     ),
+    fix=fix_field_value,
     words=Words(
         "RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
         "(\"Field 'RepeatsCount' is required.\")",

@@ -59,6 +59,8 @@ def apply_fix(document: Any, fix: Issue | list[Edit] | tuple[Edit, ...]) -> dict
     doc = wrapped(document)
     for e in edits:
         _apply_one(doc, e)
+        if e.op == "rename":  # a key renamed to a tensor's name makes it a tensor, wrapped as one
+            doc = wrapped(doc)
     return doc
 
 
