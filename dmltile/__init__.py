@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # the names as they are, for type checkers; at run time each 
     from .core.shape import input_index, tile_output_sizes
     from .core.tensor import BufferTensorDesc, TensorDesc, calc_buffer_tensor_size
     from .errors import (
+        ArgumentError,
         DescriptorError,
         DmlTileError,
         FrameworkError,
@@ -55,6 +56,7 @@ _WHERE = {
     "BufferTensorDesc": ".core.tensor",
     "TensorDesc": ".core.tensor",
     "calc_buffer_tensor_size": ".core.tensor",
+    "ArgumentError": ".errors",
     "DescriptorError": ".errors",
     "DmlTileError": ".errors",
     "FrameworkError": ".errors",
@@ -133,6 +135,7 @@ __all__ = [
     "DEFAULT_FEATURE_LEVEL",
     "RULES",
     "apply_fix",
+    "ArgumentError",
     "BackendComparison",
     "BufferTensorDesc",
     "CompiledTile",

@@ -44,8 +44,9 @@ def _show(value) -> str:
 
 
 def _ints(option: str, text: str) -> list[int]:
+    """``1,2,3`` or ``1x2x3`` as ints; a part that is empty or no integer ("1,2,x") is an error."""
     try:
-        return [int(v) for v in text.replace("x", ",").split(",") if v.strip() != ""]
+        return [int(v) for v in text.replace("x", ",").split(",")]
     except ValueError:
         raise fail(f"{option} {text}: the values are comma-separated integers, e.g. 1,2,3") from None
 

@@ -23,7 +23,7 @@ from ..validate.rules import RULES
 from ..validate.rules.edits import describe
 from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
 from ..validate.splice import dispatchable_with, keep_layout
-from .files import write_atomic
+from .files import check_target, encode_text, read_text_form, write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
 Results = dict[str, list[ValidationReport]]
@@ -249,19 +249,21 @@ def fix_files(
     write: bool,
     say: Callable[[str], None],
     keep: frozenset[str] = frozenset(RULES),
+    force: bool = False,
 ) -> None:
-    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
-    for f in files:
-        path = Path(f)
-        if f in ("-", "<stdin>") or not path.is_file():
-            continue
+    """``--fix`` (write each file, atomically, in its own encoding and line endings; a read-only
+    one only with ``force``) or ``--diff`` (print what ``--fix`` would change)."""
+    named = [(f, Path(f)) for f in files if f not in ("-", "<stdin>") and Path(f).is_file()]
+    for _, path in named if write else []:  # every file writable before any is written
+        check_target(path, "--fix", force, replace=True)
+    for f, path in named:
         document, changes = fixed_document(path, level, keep=keep)
         if not changes:
             continue
-        old = path.read_text(encoding="utf-8")
+        old, form = read_text_form(path)
         new = _fixed_text(old, document, say, f)
         if write:
-            write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
+            write_atomic(path, _writer(encode_text(new, form)), "--fix", force=force, replace=True)
             say(f"{f}: fixed ({plural(len(changes), 'issue')})")
             for line in changes:
                 say(f"  {line}")

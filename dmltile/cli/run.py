@@ -86,7 +86,7 @@ def run_cmd(
         "indices one element, their values must agree.",
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Make a deterministic random input from this seed (default 0)."
+        None, "--seed", min=0, help="Make a deterministic random input from this seed (default 0)."
     ),
     output: Path | None = typer.Option(
         None, "--output", help="Save the output array here (.npy) instead of printing it."
@@ -294,8 +294,12 @@ def run_document(op: CompiledTile, y: np.ndarray, report: ValidationReport, outp
 
 
 def npy_name(path: Path) -> Path:
-    """The file ``--output`` writes: numpy.save's name for it (``.npy`` added when missing)."""
-    return path if path.name.endswith(".npy") else path.with_name(path.name + ".npy")
+    """The file ``--output`` writes: numpy.save's name for it (``.npy`` added when missing). A path
+    that names something other than a regular file (/dev/null, a folder) stays as given, so that
+    writing it is refused by name rather than a file made beside it."""
+    if path.name.endswith(".npy") or (path.exists() and not path.is_file()):
+        return path
+    return path.with_name(path.name + ".npy")
 
 
 def _addressed_bytes(t) -> int:

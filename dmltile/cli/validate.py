@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from pathlib import Path
 
 import typer
 
 from ..core.enums import FeatureLevel
+from ..core.words import listing
 from ..errors import DmlTileError, InputError
 from ..validate.api import judge
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text
@@ -276,6 +278,7 @@ def validate_cmd(
         help="Print the settings in force (from [tool.dmltile] in pyproject.toml, found from here upward, "
         "and the command line) and where each comes from; check nothing.",
     ),
+    force: bool = typer.Option(False, "--force", help="With --fix: write read-only files too."),
 ) -> None:
     """Check descriptors against every DirectML rule.
 
@@ -305,7 +308,7 @@ def validate_cmd(
         say = (err_console if machine else console).out
         keep = kept_codes(select, ignore)
         write = fix and not diff  # --diff shows the change and writes nothing, even beside --fix
-        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, keep)
+        fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, keep, force)
         results = chosen(fixed, select, ignore, warnings_as_errors)
     invalid = any(not r.valid for reports in results.values() for r in reports)
     status = EXIT_USAGE if unreadable else (EXIT_INVALID if invalid else EXIT_OK)
@@ -426,10 +429,11 @@ def _fix_or_diff(
     write: bool,
     say: Callable[[str], None],
     keep: frozenset[str],
+    force: bool = False,
 ) -> dict[str, list[ValidationReport]]:
-    """``--fix`` (write the files; the verdict is then the fixed files') or ``--diff``: the rules in
-    ``keep`` only."""
-    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep)
+    """``--fix`` (write the files; the verdict is then the fixed files'; read-only ones only with
+    ``force``) or ``--diff``: the rules in ``keep`` only."""
+    fix_files([str(p) for p in files], levels[-1], write=write, say=say, keep=keep, force=force)
     return _judged_again(results, files, levels, version) if write else results
 
 
@@ -490,6 +494,9 @@ def judge_file(
     return rows, {label(name): op for name, op in reading.not_covered.items()}
 
 
+NOT_COVERED_LINES = 20  # dispatchables named as not covered; the rest are counted
+
+
 def print_text(
     levels: list[FeatureLevel],
     results: dict[str, list[ValidationReport]],
@@ -504,14 +511,17 @@ def print_text(
         print_matrix(levels, readable)
     else:
         print_reports(readable)
-    for f, op in not_covered.items():
+    for f, op in itertools.islice(not_covered.items(), NOT_COVERED_LINES):
         console.print(
             f"{f}: [yellow]not covered[/] ({op}; dmltile checks DML_OPERATOR_TILE only)", highlight=False
         )
+    if len(not_covered) > NOT_COVERED_LINES:
+        more = len(not_covered) - NOT_COVERED_LINES
+        console.print(f"... and {more} more not covered (--json lists them all)", highlight=False)
     if skipped:
         err_console.print(
             f"skipped {len(skipped)} JSON file{'s' * (len(skipped) != 1)}: "
-            + ", ".join(f"{Path(f).name} ({why})" for f, why in skipped.items()),
+            + listing((f"{Path(f).name} ({why})" for f, why in skipped.items()), len(skipped)),
             highlight=False,
             markup=False,
         )

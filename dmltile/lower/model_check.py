@@ -22,6 +22,7 @@ descriptors: ``dims`` (symbolic dimension sizes), ``inputs`` (whole input shapes
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +35,7 @@ from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature
 from ..validate.rules.model_ir import ir_finding
 from .folding import fold
 from .from_onnx import check_type, tile_version
-from .lowering import lower
+from .lowering import LoweringPlan, lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .node_report import (
     CPU_FALLBACK,
@@ -362,10 +363,16 @@ def _unnamed_reason(unnamed: list[str]) -> str | None:
     )
 
 
+@functools.lru_cache(maxsize=4096)
+def _lowered(shape: tuple[int, ...], reps: tuple[int, ...], dtype: str, level: FeatureLevel) -> LoweringPlan:
+    """dmltile's own lowering of a node, once per (shape, repeats, type, level): nodes alike share it."""
+    return lower("onnx", shape, list(reps), dtype, 13, level)
+
+
 def _directml_itself(node: TileNode, level: FeatureLevel) -> str:
     """What DirectML at ``level`` would take (dmltile's own lowering), for a level where the provider does not start."""
     if node.shape is not None and node.reps is not None and node.dtype:
-        plan = lower("onnx", node.shape, list(node.reps), node.dtype, 13, level)
+        plan = _lowered(tuple(node.shape), tuple(node.reps), node.dtype, level)
         if plan.status == DISPATCH:
             return f"DirectML itself takes it at {level.dotted} as dmltile lowers it (dmltile.lower)"
         if plan.unsupported_reason:

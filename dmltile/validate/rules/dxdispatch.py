@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...core.words import listing
 from ..report import Issue
 from .citations import DXDISPATCH
 from .registry import Example, Words, found, register
@@ -73,7 +74,8 @@ def not_a_model() -> Issue:
 
 def several_tiles(names: list[str]) -> Issue:
     """DML401 for a model with more than one Tile dispatchable where one descriptor is asked for."""
-    return found("DML401", "dispatchables", count=len(names), names=", ".join(map(repr, names)))
+    names_listed = listing(map(repr, names), len(names))
+    return found("DML401", "dispatchables", count=len(names), names=names_listed)
 
 
 def missing_repeats_count() -> Issue:
