@@ -189,6 +189,13 @@ def say_pairs(dtype: DataType, edits: list[Edit]) -> str:
     return "; ".join(said) + (f"; Repeats {_compact(new['Desc.Repeats'])}" if "Desc.Repeats" in new else "")
 
 
+def say_as_uint32_pairs(desc: OperatorDesc, level: FeatureLevel, dtype: DataType) -> str:
+    """How ``desc``'s 64-bit ``dtype`` tiles as UINT32 pairs at ``level`` (``as_pairs``, said by
+    ``say_pairs``), for the rules that tell a 64-bit Tile it can do without its type."""
+    pairs = as_pairs(wrapped(desc.to_dict()), level, DataType.UINT32)
+    return say_pairs(dtype, pairs) if pairs else "tile its bytes as UINT32 pairs"
+
+
 def _fix_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
     return fit_rank(doc, level) or None
 
@@ -372,9 +379,9 @@ def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel) -> Iterator
     row = tile_row(level)
     for name, p, t in tensors(desc):
         if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
-            pairs = as_pairs(wrapped(desc.to_dict()), level, DataType.UINT32)
-            said = say_pairs(t.data_type, pairs) if pairs else "tile its bytes as UINT32 pairs"
-            yield found("DML304", f"{p}.DataType", tensor=name, pairs=said)
+            yield found(
+                "DML304", f"{p}.DataType", tensor=name, pairs=say_as_uint32_pairs(desc, level, t.data_type)
+            )
 
 
 register(
