@@ -84,12 +84,14 @@ def test_judging_many_unknown_keys_is_linear():
 
 
 def every_other_key_removed(n: int) -> tuple[str, dict]:
-    return json.dumps({f"k{i}": i for i in range(n)}, indent=2), {f"k{i}": i for i in range(0, n, 2)}
+    # Long values: a text many times longer than its members are many, whose copy per change shows.
+    doc = {f"k{i}": "v" * 1000 for i in range(n)}
+    return json.dumps(doc, indent=2), {k: v for k, v in list(doc.items())[::2]}
 
 
 def test_splicing_many_changes_is_linear():
     """Each change made in one pass over the text (the text was copied whole for each change)."""
-    assert growth(lambda made: splice(*made), every_other_key_removed, 10_000) <= LINEAR
+    assert growth(lambda made: splice(*made), every_other_key_removed, 2_000) <= LINEAR
 
 
 def test_fixing_many_unknown_keys_is_linear(tmp_path):
