@@ -13,7 +13,7 @@ from ..core.tensor import UINT32_MAX
 from ..core.words import plural
 from ..errors import DescriptorError, EnumParseError, InputError, WriteError
 from ..validate.api import validate
-from ..validate.build import data_type_of, tile_desc
+from ..validate.build import tile_desc
 from ..validate.document import parse_descriptor, parse_document
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.reading import read_document
@@ -40,7 +40,7 @@ def new_cmd(
     dtype: str = typer.Option(
         "FLOAT32",
         "--dtype",
-        help="FLOAT32, FLOAT16, INT8, ... (or the full C name, or a NumPy name: float32).",
+        help="FLOAT32, FLOAT16, INT8, ... (or the full C name): the names a document's DataType takes.",
     ),
     strides: str | None = typer.Option(
         None, "--strides", help="Input strides in elements (default: packed)."
@@ -76,7 +76,7 @@ def new_cmd(
                 f"past the UINT limit {UINT32_MAX}"
             )
     try:
-        data_type = DataType.parse(data_type_of(dtype))
+        data_type = DataType.parse(dtype)  # as a document's DataType reads it (DML005 otherwise)
     except EnumParseError:
         hint, _ = enum_hint(dtype, "DML_TENSOR_DATA_TYPE", level, "InputTensor")
         raise fail(f"--dtype {dtype!r} is not a DML_TENSOR_DATA_TYPE; {hint}") from None

@@ -12,9 +12,10 @@ from rich.table import Table
 
 from ..execute.directml import oracle, ort_provider
 from ..validate.versions import known_versions
-from .app import EXIT_OK, EXIT_USAGE, app, console, fail
+from .app import EXIT_OK, EXIT_USAGE, DmlTileGroup, app, console, fail
 
 directml_app = typer.Typer(
+    cls=DmlTileGroup,
     help="Run descriptors on the real DirectML.dll (Wine over Mesa lavapipe on Linux, native on Windows).",
     no_args_is_help=True,
 )
@@ -25,7 +26,6 @@ app.add_typer(directml_app, name="directml")
 def setup_cmd(
     versions: list[str] = typer.Argument(
         None,
-        metavar="[VERSION]...",
         help="DirectML versions (1.7.0), wheels (tensorflow-directml==1.15.5), `all` or `default` (the default).",
     ),
 ) -> None:

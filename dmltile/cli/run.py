@@ -12,7 +12,14 @@ import typer
 from ..core.operator import OperatorDesc
 from ..core.words import plural
 from ..errors import DmlTileError, InputError, WriteError
-from ..execute.buffers import CompiledTile, addressed_mask, output_aliases, pack_tensor, strided
+from ..execute.buffers import (
+    CompiledTile,
+    addressed_mask,
+    check_input_holds,
+    output_aliases,
+    pack_tensor,
+    strided,
+)
 from ..execute.compare import compare_backends, compared_with
 from ..execute.compile import compile as compile_tile
 from ..execute.npy import read_buffer_file, read_npy
@@ -73,7 +80,10 @@ def check_budget(desc: OperatorDesc) -> None:
 def run_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     input_path: Path | None = typer.Option(
-        None, "--input", help="Input array (.npy) with the input Sizes and DataType."
+        None,
+        "--input",
+        help="Input array (.npy) with the input Sizes and DataType; where the input's Strides give two "
+        "indices one element, their values must agree.",
     ),
     seed: int | None = typer.Option(
         None, "--seed", min=0, help="Make a deterministic random input from this seed (default 0)."
@@ -209,8 +219,20 @@ def _valid_descriptor(
 
 
 def _input_array(desc: OperatorDesc, input_path: Path | None, seed: int | None) -> np.ndarray:
-    """The input: the --input file, or made from --seed (default 0)."""
-    return load_input(input_path) if input_path is not None else seeded_input(desc, seed or 0)
+    """The input: the --input file, or made from --seed (default 0).
+
+    An --input array is refused (exit 2) when no GPU buffer laid out by the input's Strides could
+    hold it (indices sharing an element with different values): every backend, and --compare, then
+    says so alike, rather than NumPy tiling values a dispatch never reads."""
+    if input_path is None:
+        return seeded_input(desc, seed or 0)
+    x = load_input(input_path)
+    if x.shape == tuple(desc.input.sizes) and x.dtype == desc.input.data_type.numpy_dtype:
+        try:
+            check_input_holds(desc.input, x)
+        except DmlTileError as e:
+            raise fail(str(e)) from None
+    return x
 
 
 def _show_output(

@@ -162,6 +162,14 @@ def pack_tensor(t: BufferTensorDesc, x: np.ndarray) -> np.ndarray:
     return buf
 
 
+def check_input_holds(t: BufferTensorDesc, x: np.ndarray) -> None:
+    """Raise (as pack_tensor does) unless a GPU buffer laid out by ``t``'s Strides can hold ``x``:
+    where two indices share an element, ``x`` must hold the same bits at both. Strides that give
+    every index its own element hold any array, and cost nothing to check."""
+    if overlapping_strides(t.sizes, t.effective_strides) is not False:
+        pack_tensor(t, x)
+
+
 def buffer_views(
     desc: OperatorDesc, in_buf: Any, out_buf: Any, poison_padding: bool
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -10,7 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.operator import OperatorDesc
 from ..core.tensor import element_offsets
+from ..execute.reference import ReferenceTile
 from ..validate.api import validate
 from ..validate.build import tile_desc
 from ..validate.levels import known_levels, tile_row
@@ -46,6 +48,12 @@ def _exercise(id_: str, title: str, text: str, document: dict, level: str, kind:
 _INT64_2D = form_document([2, 3], [2, 2], "INT64")
 
 
+_KEEP_DATA = (
+    "A descriptor that drops the data is no solution: valid, but it tiles something else; an answer "
+    "must read the same input bytes and write the same output bytes as the one it replaces."
+)
+
+
 def _valid_at_1_0_text(document: dict) -> str:
     """The exercise's text, its facts read from the Tile support table and the validator."""
     first = known_levels()[0]
@@ -54,7 +62,7 @@ def _valid_at_1_0_text(document: dict) -> str:
     return (
         f"A 2-D INT64 Tile is valid from feature level {lowest}, but {first.dotted} takes only "
         f"{takes.dims_text()}-D {' and '.join(d.name for d in takes.data_types)} tensors. Edit it until "
-        f"the verdict at {first.dotted} is valid (the hints say how)."
+        f"the verdict at {first.dotted} is valid (the hints say how), keeping its data. {_KEEP_DATA}"
     )
 
 
@@ -170,12 +178,40 @@ _GUESSES = {"predict": _predict, "padding": _padding}
 
 def _valid_at_1_0(ex: Explanation) -> tuple[bool, str]:
     level = ex.report.feature_level.dotted if ex.report.feature_level else "?"
-    if ex.report.valid and level == "1.0":
-        return True, "Solved: valid at 1.0."
-    return (
-        False,
-        f"Not yet: {'valid' if ex.report.valid else 'INVALID'} at {level}; the goal is valid at 1.0.",
+    if not (ex.report.valid and level == "1.0"):
+        return (
+            False,
+            f"Not yet: {'valid' if ex.report.valid else 'INVALID'} at {level}; the goal is valid at 1.0.",
+        )
+    start, _ = _own("valid-1.0")
+    assert ex.desc is not None and start.desc is not None  # a valid report has a descriptor
+    lost = data_lost(start.desc, ex.desc)
+    if lost:
+        return False, f"Not yet: valid at 1.0, but {lost}. {_KEEP_DATA}"
+    return True, (
+        f"Solved: valid at 1.0, and it tiles the same {start.desc.input.total_tensor_size_in_bytes} "
+        f"input bytes into the same {start.desc.output.total_tensor_size_in_bytes} output bytes."
     )
+
+
+def data_lost(start: OperatorDesc, answer: OperatorDesc) -> str | None:
+    """How ``answer`` fails to keep ``start``'s data, or None when it keeps it: run on the same
+    input buffer (every byte distinct, so a byte moved or dropped shows), both write the same output
+    buffer. Both are run by the definition of Tile, on buffers of the start's byte sizes."""
+    for name, a, s in (("input", answer.input, start.input), ("output", answer.output, start.output)):
+        if a.total_tensor_size_in_bytes != s.total_tensor_size_in_bytes:
+            return (
+                f"its {name} holds {a.total_tensor_size_in_bytes} bytes where the data is "
+                f"{s.total_tensor_size_in_bytes}"
+            )
+    data = (np.arange(start.input.total_tensor_size_in_bytes) % 251 + 1).astype(np.uint8)
+    want, got = (np.zeros(start.output.total_tensor_size_in_bytes, np.uint8) for _ in range(2))
+    ReferenceTile(start).run_buffers(data, want)
+    ReferenceTile(answer).run_buffers(data, got)
+    if np.array_equal(want, got):
+        return None
+    first = int(np.argmax(want != got))
+    return f"from the same input bytes its output differs first at byte {first}"
 
 
 def _kept(ex: Explanation) -> bool:

@@ -30,6 +30,7 @@ from ..core.operator import OperatorDesc
 from ..core.shape import input_index, tile_output_sizes
 from ..core.tensor import BufferTensorDesc, element_offsets
 from ..core.words import plural
+from ..validate.rules.tensor import certainly_rejected_aliasing
 
 # One colour per input element in memory (by its element offset, cycling); neighbours differ strongly.
 PALETTE = (
@@ -172,6 +173,7 @@ class Picture:
     notes: list[str] = field(default_factory=list)
     legend: str = ""
     highlight: tuple[Index, Index] | None = None  # (output index, input index)
+    max_width: int = 100  # the characters a terminal line may take, the memory rows as the grids
 
     @property
     def drawable(self) -> bool:
@@ -430,6 +432,7 @@ def build_picture(
         notes=_grid_notes(input_grid, output_grid, reps, fixed_out),
         legend=look.legend(),
         highlight=(o_idx, i_idx) if o_idx is not None and i_idx is not None else None,
+        max_width=max_width,
     )
     _add_strips(picture, desc, look, out_sizes, strip_slots, math.prod(reps))
     return picture
@@ -508,7 +511,7 @@ class _Occupancy:
     never the byte size a document claims: TotalTensorSizeInBytes 4,000,000,000 costs what 6 costs."""
 
     def __init__(self, sizes: Index, strides: Index, total: int, elem: int):
-        self.sizes = sizes
+        self.sizes, self.strides = sizes, strides
         self.offsets = element_offsets(sizes, strides)
         self.in_slots = -(-total // elem)  # slots inside TotalTensorSizeInBytes (the last may be short)
         self.last_used = int(self.offsets.max()) if self.offsets.size else -1
@@ -598,7 +601,8 @@ def _segments(
         label, writers = look.label(src), ""
         if name == "output" and n > 1:
             idxs = occ.indices_at(s, WRITERS_LISTED)
-            label, writers = "?", writers_text(start, idxs, n, look.input_sizes)
+            rejected = rejected_output(name, occ.sizes, occ.strides)
+            label, writers = "?", writers_text(start, idxs, n, look.input_sizes, rejected)
         segments.append(Segment(start, length, kind, idxs, n, src, label, look.colour(src), hl, writers))
     return segments
 
@@ -607,13 +611,25 @@ WRITERS_LISTED = 6  # the writers of one output slot named in full; past that, h
 WRITTEN_SLOTS_LISTED = 4  # the output slots with several writers whose writers are listed
 OVERLAP_UNDEFINED = "which value ends there is undefined"
 OVERLAP_WHY = "the writes race: another DirectML version or GPU may leave another one"
+# Output strides every measured DirectML rejects: nothing is written, so nothing races.
+OVERLAP_REJECTED = "DirectML rejects these strides (DML109), so no dispatch writes it"
 
 
-def writers_text(start: int, writers: Sequence[Index], count: int, input_sizes: Index) -> str:
+def rejected_output(name: str, sizes: Index, strides: Index) -> bool:
+    """Whether these are output strides DirectML rejects (DML109's check), not ones that race."""
+    return name == "output" and certainly_rejected_aliasing(sizes, strides)
+
+
+def writers_text(
+    start: int, writers: Sequence[Index], count: int, input_sizes: Index, rejected: bool = False
+) -> str:
     """Every output element that writes the slot at byte ``start`` (the first ``WRITERS_LISTED`` and
-    how many more), each with the input element it copies, and that the value left is undefined."""
+    how many more), each with the input element it copies, and that the value left is undefined; or,
+    for strides DirectML rejects, that it rejects them."""
     named = ", ".join(f"[{key(o)}] (input [{key(input_index(o, input_sizes))}])" for o in writers)
-    more = f" and {plural(count - len(writers), 'more')}" if count > len(writers) else ""
+    more = f" and {count - len(writers)} more" if count > len(writers) else ""
+    if rejected:
+        return f"byte {start}: addressed by {count} output elements, {named}{more}; {OVERLAP_REJECTED}."
     return f"byte {start}: written by {count} output elements, {named}{more}; {OVERLAP_UNDEFINED}."
 
 
@@ -645,8 +661,14 @@ def _sharing_note(name: str, shared: int, occ: _Occupancy, strides: Index, reads
             f"each ({why}); Tile reads every input element {plural(reads, 'time')}, so such a slot is read up "
             f"to {plural(most * reads, 'time')}."
         )
+    are = "is" if shared == 1 else "are"
+    if rejected_output(name, occ.sizes, strides):
+        return (
+            f"Overlap: {plural(shared, 'slot')} (marked ?) {are} addressed by up to {most} output elements "
+            f"each: DirectML rejects these strides (DML109), so no dispatch runs and nothing races."
+        )
     return (
-        f"Overlap: {plural(shared, 'slot')} {'is' if shared == 1 else 'are'} written by up to {most} output "
+        f"Overlap: {plural(shared, 'slot')} {are} written by up to {most} output "
         f"elements each (overlapping Strides): {OVERLAP_UNDEFINED} ({OVERLAP_WHY})."
     )
 

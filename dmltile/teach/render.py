@@ -143,7 +143,7 @@ def picture(
             continue
         parts += [Text(note) for note in strip.notes]
         if strip.segments:
-            parts.append(strip_text(strip, width, max_width))
+            parts.append(strip_text(strip, width, model.max_width))
     return Group(*parts)
 
 

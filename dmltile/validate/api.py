@@ -14,7 +14,7 @@ from .fixes import as_fixed, attach_fixes
 from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, newest_level, parse_feature_level
 from .reading import Document, read_document
 from .report import Issue, ValidationReport
-from .rules import descriptor_checks, issue, level_checks
+from .rules import descriptor_checks, found, level_checks
 from .source import Source
 from .versions import DirectmlVersion, parse_directml_version, version_issues
 
@@ -52,7 +52,7 @@ def _target(
             return (
                 None,
                 None,
-                [issue("DML305", "directml", str(e), "use one of the versions `dmltile levels` lists")],
+                [found("DML305", "directml", "unknown", reason=str(e))],
             )
         if feature_level is None or feature_level == DEFAULT_FEATURE_LEVEL:
             return version.max_feature_level, version, []
@@ -62,18 +62,20 @@ def _target(
         return (
             None,
             version,
-            [issue("DML303", "feature_level", str(e), f"use a level from {levels_text()}, e.g. 4.1")],
+            [found("DML303", "feature_level", reason=str(e), levels=levels_text())],
         )
     if version is not None and level > version.max_feature_level:
         return (
             None,
             version,
             [
-                issue(
+                found(
                     "DML305",
                     "feature_level",
-                    f"feature level {level.dotted} is above what {version.label} supports",
-                    f"use {version.max_feature_level.dotted} or lower, or a newer DirectML",
+                    "above",
+                    level=level.dotted,
+                    version=version.label,
+                    most=version.max_feature_level.dotted,
                 )
             ],
         )

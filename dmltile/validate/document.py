@@ -176,7 +176,7 @@ def _issue(err: ErrorDetails, level: FeatureLevel | None = None) -> Issue:
     if kind == "dml_enum":
         return unknown_enum(path, loc, field, value, err.get("ctx", {}).get("enum", ""), level)
     if kind == "dml_not_tile":
-        return not_tile(path, err["msg"])
+        return not_tile(path, err.get("ctx", {}).get("op", str(value)))
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return not_a_struct(path, field, value)
     if kind in ("tuple_type", "list_type", "iterable_type"):

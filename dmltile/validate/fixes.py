@@ -51,11 +51,34 @@ def _key(i: Issue) -> tuple[str, tuple]:
     return i.code, i.loc
 
 
+def _at_least(edit: Edit, together: Any, level: FeatureLevel, issue: Issue) -> Edit:
+    """A byte-size edit raised to what the document needs with every size edit of the report
+    applied (``together``), so that the fixes of one report, applied in turn, add up."""
+    if together is None or edit.op != "set" or not edit.path.endswith(".TotalTensorSizeInBytes"):
+        return edit
+    try:
+        wider = primary_edits(apply_fix(together, [edit]), issue, level)
+    except _BROKEN:
+        return edit
+    more = [e.value for e in wider or [] if e.path == edit.path and isinstance(e.value, int)]
+    if more and isinstance(edit.value, int) and more[0] > edit.value:
+        return edit.model_copy(update={"value": more[0]})
+    return edit
+
+
 def compute_fix(
-    doc: Any, issue: Issue, level: FeatureLevel, before: list[Issue], judge: Judge, rounds: int = 3
+    doc: Any,
+    issue: Issue,
+    level: FeatureLevel,
+    before: list[Issue],
+    judge: Judge,
+    rounds: int = 3,
+    together: Any = None,
 ) -> tuple[list[Edit], int] | None:
     """The issue's edits plus those that settle any new error they cause, checked by re-validating
-    with ``judge``; and how many of them are the issue's own (the rest settle their effects)."""
+    with ``judge``; and how many of them are the issue's own (the rest settle their effects). A
+    settling byte size is the one ``together`` (the document with every issue's own edits applied)
+    needs, so that one fix's size is no smaller than the whole report asks for."""
     edits = primary_edits(doc, issue, level)
     if not edits:
         return None
@@ -79,15 +102,16 @@ def compute_fix(
             more = primary_edits(fixed, i, level)
             if not more:
                 return edits, own
-            edits = edits + more
+            edits = edits + [_at_least(e, together, level, i) for e in more]
     return edits, own
 
 
 def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
-    """The issue carrying its fix, its hint spelling the fix out where the rule's own hint could not
-    know the values (missing fields, unknown keys, wrong types, unknown enum names)."""
+    """The issue carrying its fix, its hint derived from the fix's edits: the rule's ``fix_hint``
+    renders them (with what only the rule knows, such as a later level that needs no edit), else
+    they are said as they are, each field named with its tensor."""
     rule = RULES[issue.code]
-    hint = rule.fix_hint(issue, edits, own) if rule.fix_hint else issue.hint
+    hint = rule.fix_hint(issue, edits, own) if rule.fix_hint else describe(edits[:own])
     if len(edits) > own:  # what else the one fix changes, so the hint is the whole fix
         hint += f"; then {describe(edits[own:])}"
     return issue.model_copy(update={"fix": tuple(edits), "hint": hint})
@@ -119,6 +143,20 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
     return doc
 
 
+def _all_own_edits_applied(doc: dict, issues: list[Issue], level: FeatureLevel) -> Any:
+    """The document with every issue's own edits applied in order (None when they cannot all be)."""
+    edits: list[Edit] = []
+    for i in issues:
+        try:
+            edits += [e for e in primary_edits(doc, i, level) or [] if e not in edits]
+        except _BROKEN:
+            continue
+    try:
+        return apply_fix(doc, edits)
+    except _BROKEN:
+        return None
+
+
 def attach_fixes(
     data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge, known: list[Issue] | None = None
 ) -> list[Issue]:
@@ -130,10 +168,11 @@ def attach_fixes(
     doc = without_unlisted_keys(wrapped(prune_unknown_keys(data)[0]), issues)
     level = level or newest_level()
     before = issues + (known or [])
+    together = _all_own_edits_applied(doc, issues, level)
     out = []
     for i in issues:
         try:
-            found = compute_fix(doc, i, level, before, judge)
+            found = compute_fix(doc, i, level, before, judge, together=together)
         except _BROKEN:
             found = None
         out.append(_with_fix(i, *found) if found else i)

@@ -10,8 +10,11 @@ structurally (cross-field rules such as DML205 are beyond JSON Schema; ``dmltile
 from __future__ import annotations
 
 import copy
+from typing import Any
 
+from ..core.fields import c_type_range
 from ..core.operator import OperatorDesc
+from .rules import all_rules
 
 SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -21,6 +24,31 @@ def _with_type(struct: dict, type_schema: dict) -> dict:
     bare = copy.deepcopy(struct)
     bare["properties"] = {"Type": type_schema, **bare["properties"]}
     return bare
+
+
+def _integers(schema: dict) -> list[dict]:
+    """The integer schemas of a property: itself, its array's items, or those among ``anyOf``."""
+    if schema.get("type") == "integer":
+        return [schema]
+    if isinstance(schema.get("items"), dict):
+        return _integers(schema["items"])
+    return [s for alt in schema.get("anyOf", []) if isinstance(alt, dict) for s in _integers(alt)]
+
+
+def _fields_as_in_c(struct: dict) -> None:
+    """Each member titled with its C name, and its integers bounded as the rules bound them: the C
+    type's range (DML004), then each rule's own limit on the field (DML104's sizes of at least 1)."""
+    props: dict[str, Any] = struct.get("properties", {})
+    for name, prop in props.items():
+        prop["title"] = name
+        lo, hi = c_type_range(name)
+        bounds = {"minimum": lo, "maximum": hi}
+        for rule in all_rules():
+            if rule.field == name:
+                bounds.update(rule.bounds)
+        for integer in _integers(prop):
+            if "enum" not in integer:
+                integer.update(bounds)
 
 
 def document_schema() -> dict:
@@ -35,6 +63,8 @@ def document_schema() -> dict:
         "description": "DML_TENSOR_DESC, or a bare DML_BUFFER_TENSOR_DESC",
         "anyOf": [{"$ref": "#/$defs/WrappedTensorDesc"}, {"$ref": "#/$defs/BareBufferTensorDesc"}],
     }
+    for struct in list(defs.values()) + [wrapped]:
+        _fields_as_in_c(struct)
     defs["WrappedOperatorDesc"] = wrapped
     defs["BareTileOperatorDesc"] = _with_type(defs["TileOperatorDesc"], wrapped["properties"]["Type"])
     return {

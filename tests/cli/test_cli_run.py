@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,11 @@ from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke, no_traceback, scrip
 def test_run_input_to_output_equals_numpy_tile(tmp_path, name):
     desc = dmltile.load(EXAMPLES / name)
     dtype = desc.input.data_type.numpy_dtype
-    x = (np.arange(np.prod(desc.input.sizes)) % 120 - 60).astype(dtype).reshape(desc.input.sizes)
+    # Values per element of the input's buffer, read through its Strides: an array a GPU can hold
+    # (a broadcast input repeats its values along its stride-0 axes).
+    buffer = (np.arange(desc.input.total_tensor_size_in_bytes // dtype.itemsize) % 120 - 60).astype(dtype)
+    strides = [s * dtype.itemsize for s in desc.input.effective_strides]
+    x = np.lib.stride_tricks.as_strided(buffer, desc.input.sizes, strides).copy()
     np.save(tmp_path / "x.npy", x)
     proc = script("run", EXAMPLES / name, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy")
     assert proc.returncode == 0, proc.stderr
@@ -207,6 +213,60 @@ def test_buffer_mode_refuses_a_broadcast_input_with_different_values(tmp_path):
         tmp_path / "o.bin",
     )
     assert result.exit_code == 2 and "stride-0" in result.output
+
+
+def _broadcast_rows_desc(tmp_path):
+    # Input Strides [0, 1]: the four input rows are one row of memory, read four times.
+    doc = {
+        "InputTensor": {
+            "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+            "DimensionCount": 2,
+            "Sizes": [4, 3],
+            "Strides": [0, 1],
+            "TotalTensorSizeInBytes": 12,
+        },
+        "OutputTensor": {
+            "DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+            "DimensionCount": 2,
+            "Sizes": [4, 6],
+            "TotalTensorSizeInBytes": 96,
+        },
+        "RepeatsCount": 2,
+        "Repeats": [1, 2],
+    }
+    path = tmp_path / "broadcast.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("compare", [False, True])
+def test_input_no_gpu_buffer_can_hold_is_refused_alike_with_and_without_compare(tmp_path, compare):
+    desc = _broadcast_rows_desc(tmp_path)
+    np.save(tmp_path / "x.npy", np.arange(12, dtype=np.float32).reshape(4, 3))  # rows differ
+    args = ["run", desc, "--input", tmp_path / "x.npy", "-l", "5.0"] + (["--compare"] if compare else [])
+    result = invoke(*args)
+    assert result.exit_code == 2 and "[0, 1]" in result.stderr and "stride-0" in result.stderr
+    assert result.stdout == ""  # no output rows a dispatch could never produce
+    # The one check: the same words as a GPU upload (pack_tensor) of that array gives.
+    buffer_mode = invoke("run", desc, "--input", tmp_path / "x.npy", "-l", "5.0", "--poison-padding")
+    assert buffer_mode.exit_code == 2 and buffer_mode.stderr == result.stderr
+
+
+def test_input_whose_shared_elements_agree_runs_as_numpy_tile(tmp_path):
+    x = np.tile(np.array([7, -1, 2.5], np.float32), (4, 1))
+    np.save(tmp_path / "x.npy", x)
+    result = invoke(
+        "run",
+        _broadcast_rows_desc(tmp_path),
+        "--input",
+        tmp_path / "x.npy",
+        "-l",
+        "5.0",
+        "--output",
+        tmp_path / "y.npy",
+    )
+    assert result.exit_code == 0, result.output
+    assert np.array_equal(np.load(tmp_path / "y.npy"), np.tile(x, (1, 2)))
 
 
 @pytest.mark.parametrize(

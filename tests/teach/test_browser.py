@@ -357,12 +357,12 @@ GUESSES = {
     "predict": ("Predict", "2, 1, 3", "6, 1, 3", ["6,1,3", '"Sizes":[6,1,3]']),
     "padding": ("How many", "28", "4 bytes", ["Padding:4of28bytes"]),
 }
-_SOLVED_AT_1_0 = {
-    "in-dtype": "FLOAT16",
-    "out-dtype": "FLOAT16",
-    "in-sizes": "1, 1, 2, 3",
+_SOLVED_AT_1_0 = {  # the INT64 data read as FLOAT32 pairs: the same bytes in and out
+    "in-dtype": "FLOAT32",
+    "out-dtype": "FLOAT32",
+    "in-sizes": "1, 1, 2, 6",
     "repeats": "1, 1, 2, 2",
-    "out-sizes": "1, 1, 4, 6",
+    "out-sizes": "1, 1, 4, 12",
 }
 GOALS = {
     "valid-1.0": (

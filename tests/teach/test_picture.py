@@ -8,6 +8,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -281,3 +282,47 @@ def test_no_picture_for_mismatched_or_empty():
     svg = to_svg(model)
     assert ET.fromstring(svg) is not None and "different lengths" in svg
     assert json.dumps(model.message)
+
+
+def _wide(input_strides=None, output_strides=None) -> dict:
+    def tensor(sizes, strides):
+        t = {"DataType": "DML_TENSOR_DATA_TYPE_FLOAT32", "DimensionCount": 4, "Sizes": sizes}
+        return t | ({"Strides": strides} if strides else {})
+
+    return {
+        "InputTensor": tensor([1, 1, 2, 20], input_strides),
+        "OutputTensor": tensor([1, 1, 6, 40], output_strides),
+        "RepeatsCount": 4,
+        "Repeats": [1, 1, 3, 2],
+    }
+
+
+@pytest.mark.parametrize(
+    "doc, markers",
+    [
+        (_wide(), {"+752B"}),  # the slots left out of the drawing
+        (_wide(input_strides=[0, 0, 0, 1]), {"×2"}),  # two input rows share their slots
+        (_wide(output_strides=[252, 252, 42, 1]), {"pad", "+792B"}),  # 2 slots of padding per row
+    ],
+)
+def test_piped_memory_rows_fit_80_columns_with_each_marker_under_its_slot(tmp_path, doc, markers):
+    path = tmp_path / "wide.json"
+    path.write_text(json.dumps(doc))
+    lines = script("explain", path, columns=80).stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    memory = lines[next(n for n, line in enumerate(lines) if line.startswith("Memory")) :]
+    rows = [n for n, line in enumerate(memory) if line.startswith("byte ")]
+    assert len(rows) > 2
+    seen = set()
+    for n in rows:
+        row = memory[n]
+        assert row.endswith("│"), row  # a whole row on one line: nothing wrapped onto the next
+        under = memory[n + 1] if n + 1 < len(memory) else ""
+        for mark in re.finditer(r"\S+", under if not under.startswith(("byte ", "output")) else ""):
+            seen.add(mark.group())
+            slot = row[mark.start() : mark.end()]  # what the marker is written under
+            assert "│" not in slot and slot.strip(), (row, under)
+            kind = mark.group()
+            want = "·" if kind == "pad" else "…" if kind.startswith("+") else None
+            assert want is None or want in slot, (kind, slot)
+    assert markers <= seen

@@ -67,7 +67,9 @@ def test_exercises_are_judged_on_the_real_explanation():
     assert not respond({"document": fix["document"], "feature_level": "1.0", "exercise": "valid-1.0"})[
         "exercise"
     ]["solved"]
-    fixed = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 2, 2], dtype="FLOAT16").to_dict()
+    fixed = dmltile.tile_desc([1, 1, 2, 6], [1, 1, 2, 2], dtype="UINT32").to_dict()  # the INT64s as pairs
+    fixed["Desc"]["InputTensor"]["Desc"]["DataType"] = "DML_TENSOR_DATA_TYPE_FLOAT32"
+    fixed["Desc"]["OutputTensor"]["Desc"]["DataType"] = "DML_TENSOR_DATA_TYPE_FLOAT32"
     assert respond({"document": fixed, "feature_level": "1.0", "exercise": "valid-1.0"})["exercise"]["solved"]
 
     pad = exercise("padding")
@@ -302,10 +304,59 @@ def test_broadcast_accepts_rows_sharing_their_bytes_and_only_those():
         )
 
 
+def _as(dtype: str, in_sizes: str, out_sizes: str, **more: str) -> dict:
+    form = {**exercise("valid-1.0")["form"], "in-dtype": dtype, "out-dtype": dtype}
+    return form | {"in-sizes": in_sizes, "repeats": "1, 1, 2, 2", "out-sizes": out_sizes, **more}
+
+
 def test_valid_at_1_0_is_solved_at_1_0_only():
-    fixed = {**exercise("valid-1.0")["form"], "in-dtype": "FLOAT16", "out-dtype": "FLOAT16"}
-    fixed |= {"in-sizes": "1, 1, 2, 3", "repeats": "1, 1, 2, 2", "out-sizes": "1, 1, 4, 6"}
+    # INT64 [2,3] x [2,2]: each 8-byte element read as 2 FLOAT32s (or 4 FLOAT16s) keeps every byte.
+    fixed = _as("FLOAT32", "1, 1, 2, 6", "1, 1, 4, 12")
     assert _judge("valid-1.0", form=fixed)["solved"]
+    assert _judge("valid-1.0", form=_as("FLOAT16", "1, 1, 2, 12", "1, 1, 4, 24"))["solved"]
     assert not _judge("valid-1.0", form=fixed, level="4.1")["solved"]  # valid, but not the level asked
     assert "INVALID at 1.0" in _judge("valid-1.0")["message"]
     assert not _judge("valid-1.0", form={**fixed, "out-sizes": "1, 1, 4, 5"})["solved"]
+
+
+@pytest.mark.parametrize(
+    "answer, why",
+    [
+        (_as("FLOAT32", "1, 1, 1, 1", "1, 1, 1, 1", repeats="1, 1, 1, 1"), "input holds 4 bytes"),  # reported
+        (_as("FLOAT16", "1, 1, 2, 3", "1, 1, 4, 6"), "input holds 12 bytes"),  # half of each element
+        (_as("FLOAT32", "1, 1, 2, 6", "1, 1, 4, 12", **{"in-strides": "12, 12, 1, 2"}), "differs first"),
+    ],
+)
+def test_valid_at_1_0_is_not_solved_by_an_answer_that_drops_the_data(answer, why):
+    verdict = _judge("valid-1.0", form=answer)
+    assert respond({"form": answer, "feature_level": "1.0"})["valid"]  # valid: the data is what is wrong
+    assert not verdict["solved"] and why in verdict["message"] and "drops the data" in verdict["message"]
+
+
+def test_a_solved_answer_tiles_the_int64_data_as_numpy_tile_does():
+    # Independent of the judge: the answer it accepts, run on the INT64 data's bytes, gives the
+    # bytes numpy.tile gives for the INT64 array; the one it refuses does not.
+    data = (np.arange(48) % 251 + 1).astype(np.uint8)
+    want = np.tile(data.view(np.int64).reshape(2, 3), (2, 2)).tobytes()
+    for strides, solved in (("", True), ("12, 12, 1, 2", False)):
+        form = _as("FLOAT32", "1, 1, 2, 6", "1, 1, 4, 12", **{"in-strides": strides})
+        assert _judge("valid-1.0", form=form)["solved"] is solved
+        op = dmltile.compile(document_from_form(form), "1.0")
+        out = np.zeros(192, np.uint8)
+        op.run_buffers(data, out)
+        assert (out.tobytes() == want) is solved
+
+
+def test_valid_at_1_0_says_on_the_page_why_dropping_the_data_is_no_solution():
+    text = exercise("valid-1.0")["text"]
+    assert "keeping its data" in text and "drops the data is no solution" in text
+    assert "same input bytes" in text and "same output bytes" in text
+
+
+def test_valid_at_1_0_is_solved_by_following_the_hints():
+    from dmltile.validate.fixes import apply_all
+
+    start = exercise("valid-1.0")["document"]
+    fixed = apply_all(start, dmltile.validate(start, "1.0").issues)
+    verdict = respond({"document": fixed, "feature_level": "1.0", "exercise": "valid-1.0"})["exercise"]
+    assert verdict["solved"], verdict

@@ -49,9 +49,12 @@ CASES = {
     "int64-at-1.0": (
         {**typed("INT64", [1, 1, 2, 3], [1, 1, 4, 9]), "Repeats": [1, 1, 2, 3]},
         "1.0",
-        ["2 FLOAT32 values"],
+        ["InputTensor: read the INT64 data as FLOAT32 pairs: Sizes [1,1,2,6], same bytes"],
         ["UINT32"],
-        {"Desc.InputTensor.Desc.DataType": "DML_TENSOR_DATA_TYPE_FLOAT32"},
+        {
+            "Desc.InputTensor.Desc.DataType": "DML_TENSOR_DATA_TYPE_FLOAT32",
+            "Desc.InputTensor.Desc.Sizes": [1, 1, 2, 6],
+        },
     ),
     "repeats-shorter-than-repeats-count": (
         {**typed("FLOAT32", [1, 1, 2, 3], [1, 1, 6, 9]), "Repeats": [1, 3, 3], "RepeatsCount": 4},

@@ -292,7 +292,7 @@ def test_float64_is_valid_from_4_1_with_a_warning_and_the_hint_below_says_what_t
     below = dmltile.validate(desc, "3.1")
     assert set(below.codes) == {"DML302"}
     hint = below.issues[0].hint
-    assert "DML_FEATURE_LEVEL_4_1 or later" in hint and "2 UINT32 values" in hint
+    assert "DML_FEATURE_LEVEL_4_1 or later" in hint and "as UINT32 pairs" in hint
     assert "UINT64" not in hint  # no 64-bit type before 4.1
 
 

@@ -4,6 +4,9 @@ The expected verdicts are DirectML's own, from tests/directml/golden (there chec
 here each version behaviour is pinned on one hand-made descriptor.
 """
 
+import re
+
+import numpy as np
 import pytest
 
 import dmltile
@@ -74,3 +77,38 @@ def test_the_command_line_answers_as_a_version_too(tmp_path):
     assert new.exit_code == 1 and "DML105" in new.stdout
     unknown = CliRunner().invoke(app, ["validate", str(path), "--directml", "0.1"])
     assert unknown.exit_code == 2 and "1.15.4" in unknown.stderr
+
+
+def _followed(desc: dict, hint: str) -> dict:
+    """The descriptor with the pairs hint's sentences applied: each tensor's UINT32 Sizes, the Repeats."""
+    out = {k: dict(v) if isinstance(v, dict) else list(v) for k, v in desc.items()}
+    for name, sizes in re.findall(
+        r"(\w+Tensor): read the \w+ data as UINT32 pairs: Sizes \[([\d,]+)\]", hint
+    ):
+        out[name] = {"DataType": "UINT32", "Sizes": [int(s) for s in sizes.split(",")]}
+    repeats = re.search(r"; Repeats \[([\d,]+)\]", hint)
+    if repeats:
+        out["Repeats"] = [int(s) for s in repeats.group(1).split(",")]
+    return out
+
+
+@pytest.mark.parametrize(
+    ("version", "lead"), [("1.8.0", []), ("1.7.0", [1] * 6)], ids=["rank 2", "rank 8, the most 4.1 takes"]
+)
+def test_the_compile_time_refusals_hint_read_as_written_compiles_the_same_bytes(version, lead):
+    # DML306 says the UINT32 pairs rewrite DML302 and DML304 say: followed, the version compiles it
+    # (no DML306) and it tiles the same bytes; at rank 8 that doubles the innermost size, as no 9th fits.
+    desc = {
+        "InputTensor": {"DataType": "UINT64", "Sizes": [*lead, 2, 3]},
+        "OutputTensor": {"DataType": "UINT64", "Sizes": [*lead, 4, 9]},
+        "Repeats": [*lead, 2, 3],
+    }
+    hints = {i.hint for i in dmltile.validate(desc, directml=version).issues if i.code == "DML306"}
+    assert len(hints) == 1
+    after = _followed(desc, hints.pop())
+    report = dmltile.validate(after, directml=version)
+    assert report.valid and "DML306" not in report.codes, report.issues
+    x = np.arange(6, dtype=np.uint64).reshape(*[1] * len(lead), 2, 3) * 0x1_0000_0001 + 7
+    pairs = x.view(np.uint32).reshape(after["InputTensor"]["Sizes"])
+    tiled = np.tile(pairs, after["Repeats"])
+    assert np.array_equal(tiled.reshape(-1), np.tile(x, desc["Repeats"]).view(np.uint32).reshape(-1))

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 
-from ...core.enums import DataType
+from ...core.enums import DataType, FeatureLevel
 from ...core.operator import OperatorDesc
 from ...core.tables import read_table
+from ..levels import parse_feature_level
 from ..report import Issue
 from .citations import MEASURED
-from .registry import Example, issue, register
+from .levels import say_as_uint32_pairs
+from .registry import Example, Words, found, register
 from .tensor import tensors
 
 STACK = "Wine 8 (vkd3d 1.6) over Mesa 25 lavapipe"
@@ -32,6 +34,13 @@ def compile_refusals() -> dict[str, frozenset[DataType]]:
         _short(r["directml"]): frozenset(DataType[name] for name in r.get("compile_fails_here", []))
         for r in read_table("directml_versions.toml")["version"]
     }
+
+
+@functools.cache
+def _max_levels() -> dict[str, FeatureLevel]:
+    """Per measured DirectML version (short form), the highest feature level it offers."""
+    rows = read_table("directml_versions.toml")["version"]
+    return {_short(r["directml"]): parse_feature_level(r["max_feature_level"]) for r in rows}
 
 
 def _key(version: str) -> tuple[int, ...]:
@@ -69,30 +78,28 @@ register(
         },
         directml="1.8.0",
     ),
+    words=Words(
+        "{tensor}.DataType is {type}: {label} accepts it at CreateOperator, but its CompileOperator "
+        f"answers E_INVALIDARG (measured on {STACK})",
+        "{pairs}; or use DirectML {newer} or newer",
+    ),
 )
 
 
-def compile_refusal_hint(data_type: DataType) -> str:
-    """How to tile the same bytes where the version compiles: 2 UINT32 per element, or a newer DirectML."""
-    return (
-        f"tile each {data_type.name} element as 2 UINT32 values (one more innermost dimension of 2, "
-        f"repeat 1; the bytes are the same), or use DirectML {first_compiling()} or newer"
-    )
-
-
 def compile_refusal_issues(desc: OperatorDesc, version: str, label: str) -> list[Issue]:
-    """DML306 on each tensor whose data type ``version`` (short form) refuses at CompileOperator."""
+    """DML306 on each tensor whose data type ``version`` (short form) refuses at CompileOperator; its
+    hint reads the data as UINT32 pairs at the version's highest level, as DML302 and DML304 do."""
     refused = compile_refusals().get(version, frozenset())
-    out = []
-    for name, path, t in tensors(desc):
-        if t.data_type in refused:
-            out.append(
-                issue(
-                    "DML306",
-                    f"{path}.DataType",
-                    f"{name}.DataType is {t.data_type.name}: {label} accepts it at CreateOperator, but its "
-                    f"CompileOperator answers E_INVALIDARG (measured on {STACK})",
-                    compile_refusal_hint(t.data_type),
-                )
-            )
-    return out
+    return [
+        found(
+            "DML306",
+            f"{path}.DataType",
+            tensor=name,
+            type=t.data_type.name,
+            label=label,
+            pairs=say_as_uint32_pairs(desc, _max_levels()[version], t.data_type),
+            newer=first_compiling(),
+        )
+        for name, path, t in tensors(desc)
+        if t.data_type in refused
+    ]

@@ -13,7 +13,7 @@ from ..suggest import accepted_values, closest_key, did_you_mean, enum_hint, key
 from .citations import DOCUMENT
 from .edits import describe, join_path, split_path
 from .levels import FLOAT64_FROM
-from .registry import Example, field_description, issue, register
+from .registry import Example, Words, field_description, found, register
 from .values import at, dtype_of, field_fix, fix_field_value, other, tensor_in
 
 register(
@@ -24,6 +24,20 @@ register(
     why="A descriptor is a C struct, written as one JSON object whose keys are the struct's members; "
     "text that is not JSON, or JSON that is not an object, holds no struct to check.",
     example=Example([1, 2]),
+    words={
+        "not json": Words("{what} is not JSON: {reason}", "{hint}"),
+        "not an object": Words(
+            "the document is a JSON {kind}, not an object",
+            'write a JSON object such as {{"Type": "DML_OPERATOR_TILE", "Desc": {{...}}}}',
+        ),
+        "too deep": Words("the document is nested too deeply to read"),
+        "not a model": Words(
+            'not a DxDispatch model: expected an object with a "dispatchables" object',
+            'write {{"resources": {{...}}, "dispatchables": {{"tile": {{"type": "DML_OPERATOR_TILE", '
+            '"desc": {{...}}}}}}, "commands": [...]}}',
+        ),
+        "dispatchable": Words("dispatchable {name!r} is not a JSON object"),
+    },
 )
 
 
@@ -49,6 +63,14 @@ register(
     ),
     fix=fix_field_value,
     fix_hint=_hint_add,
+    words={
+        case: Words("required field {field} is missing" + about, 'add "{field}"' + what)
+        for case, about, what in (
+            ("", "", ""),
+            ("what", "", ": {what}"),
+            ("described", " ({description})", ": {what}"),
+        )
+    },
 )
 
 
@@ -112,6 +134,16 @@ register(
     ),
     fix=_fix_unknown_key,
     fix_hint=_hint_unknown_key,
+    words={
+        "": Words('unknown field "{field}" (value {value})', "remove it"),
+        "near": Words(
+            'unknown field "{field}" (value {value})', 'did you mean "{close}"? Otherwise remove it'
+        ),
+        "twice": Words(
+            "{reason}; JSON readers disagree on which value wins, so dmltile refuses it",
+            'keep one "{key}" in that object',
+        ),
+    },
 )
 
 
@@ -137,6 +169,19 @@ register(
     ),
     fix=fix_field_value,
     fix_hint=_hint_example_value,
+    words={
+        "struct": Words("{field} is {value}, but it must be a JSON object", "write {member} as {what}"),
+        "array": Words("{field} is {value}, but it must be an array of UINT", "write {field} as {what}"),
+        "uint": Words(
+            "{element} is {value}, but it must be a {c_type} ({why})",
+            "write a whole number from {lo} to {hi}",
+        ),
+        "too long": Words(
+            "{key} has {length} values; DirectML tensors have at most 8 dimensions, so dmltile reads arrays "
+            "of at most {limit} values and stops here",
+            "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
+        ),
+    },
 )
 
 _ENUM_OF_FIELD = {"DataType": "DML_TENSOR_DATA_TYPE", "Flags": "DML_TENSOR_FLAGS"}
@@ -189,6 +234,7 @@ register(
     ),
     fix=_fix_enum,
     fix_hint=_hint_enum,
+    words=Words("{field} is {value}, which is not a {enum} value", "{note}{hint}"),
 )
 
 
@@ -204,17 +250,12 @@ def show(value: Any, limit: int = 48) -> str:
 
 def not_json(reason: str, what: str = "the document", hint: str = "") -> Issue:
     """DML001 for text that does not parse as JSON."""
-    return issue("DML001", "", f"{what} is not JSON: {reason}", hint)
+    return found("DML001", "", "not json", what=what, reason=reason, hint=hint)
 
 
 def duplicate_key(key: str, reason: str) -> Issue:
     """DML003 for an object that names one key twice."""
-    return issue(
-        "DML003",
-        key,
-        f"{reason}; JSON readers disagree on which value wins, so dmltile refuses it",
-        f'keep one "{key}" in that object',
-    )
+    return found("DML003", key, "twice", reason=reason, key=key)
 
 
 def json_kind(value: Any) -> str:
@@ -224,17 +265,12 @@ def json_kind(value: Any) -> str:
 
 def not_an_object(value: Any) -> Issue:
     """DML001 for JSON that is not an object."""
-    return issue(
-        "DML001",
-        "",
-        f"the document is a JSON {json_kind(value)}, not an object",
-        'write a JSON object such as {"Type": "DML_OPERATOR_TILE", "Desc": {...}}',
-    )
+    return found("DML001", "", "not an object", kind=json_kind(value))
 
 
 def nested_too_deeply() -> Issue:
     """DML001 for a document nested past what the reader follows."""
-    return issue("DML001", "", "the document is nested too deeply to read")
+    return found("DML001", "", "too deep")
 
 
 # What a required field holds, for the hint of a missing one: words, not example values, which would
@@ -258,29 +294,23 @@ def _what_to_write(path: str, field: str) -> str | None:
 def missing_field(path: str, field: str) -> Issue:
     """DML002: a required field is missing; the message says what it is, the hint what to write."""
     info = FIELDS.get(field)
-    what = _what_to_write(path, field)
-    return issue(
-        "DML002",
-        path,
-        f"required field {field} is missing" + (f" ({field_description(field)})" if info else ""),
-        f'add "{field}"' + (f": {what}" if what else f": {info.example}" if info else ""),
-    )
+    what = _what_to_write(path, field) or (info.example if info else None)
+    case = "described" if info else "what" if what else ""
+    description = field_description(field) if info else ""
+    return found("DML002", path, case, field=field, what=what, description=description)
 
 
 def unknown_field(path: str, loc: tuple, field: str, value: Any) -> Issue:
     """DML003: a key that is no member of the struct at ``loc``."""
     close = closest_key(field, keys_at(loc))
-    hint = f'did you mean "{close}"? Otherwise remove it' if close else "remove it"
-    return issue("DML003", path, f'unknown field "{field}" (value {show(value)})', hint)
+    return found("DML003", path, "near" if close else "", field=field, value=show(value), close=close)
 
 
 def not_a_struct(path: str, field: str, value: Any) -> Issue:
     """DML004: a struct written as something other than an object."""
-    return issue(
-        "DML004",
-        path,
-        f"{field or 'the value'} is {show(value)}, but it must be a JSON object",
-        f"write {field} as " + (_what_to_write(path, field) or "an object"),
+    what = _what_to_write(path, field) or "an object"
+    return found(
+        "DML004", path, "struct", field=field or "the value", value=show(value), member=field, what=what
     )
 
 
@@ -288,11 +318,11 @@ def not_an_array(path: str, field: str, value: Any) -> Issue:
     """DML004: a UINT array written as something other than an array."""
     info = FIELDS.get(field)
     if info and info.example == "null":  # an optional array (Strides): null or left out means packed
-        hint = f"write {field} as a JSON array of whole numbers, or null (or leave it out) for packed"
+        what = "a JSON array of whole numbers, or null (or leave it out) for packed"
     else:
-        what = _what_to_write(path, field)
-        hint = f"write {field} as a JSON array of whole numbers" + (f": {what}" if what else "")
-    return issue("DML004", path, f"{field} is {show(value)}, but it must be an array of UINT", hint)
+        more = _what_to_write(path, field)
+        what = "a JSON array of whole numbers" + (f": {more}" if more else "")
+    return found("DML004", path, "array", field=field, value=show(value), what=what)
 
 
 def not_a_uint(path: str, loc: tuple, field: str, value: Any) -> Issue:
@@ -302,27 +332,20 @@ def not_a_uint(path: str, loc: tuple, field: str, value: Any) -> Issue:
     element = "an element of " + field if loc and isinstance(loc[-1], int) else field
     if isinstance(value, bool):
         why = "a boolean is not an integer"
+    elif isinstance(value, float) and value.is_integer():
+        why = f"{show(value)} is a whole number written as a float; write {int(value)}"
     elif isinstance(value, float):
         why = "only whole numbers are UINTs"
     else:
         why = f"{c_type} holds {lo} to {hi}"
-    return issue(
-        "DML004",
-        path,
-        f"{element} is {show(value)}, but it must be a {c_type} ({why})",
-        f"write a whole number from {lo} to {hi}",
+    return found(
+        "DML004", path, "uint", element=element, value=show(value), c_type=c_type, why=why, lo=lo, hi=hi
     )
 
 
 def array_too_long(path: str, key: str, length: int, limit: int) -> Issue:
     """DML004: an array far longer than any tensor has dimensions, not read past ``limit``."""
-    return issue(
-        "DML004",
-        path,
-        f"{key} has {length} values; DirectML tensors have at most 8 dimensions, so "
-        f"dmltile reads arrays of at most {limit} values and stops here",
-        "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
-    )
+    return found("DML004", path, "too long", key=key, length=length, limit=limit)
 
 
 # Framework type names people reach for, and what DirectML calls the type with the same bits.
@@ -341,9 +364,7 @@ def unknown_enum(
     Tile accepts there."""
     enum_name = "DML_OPERATOR_TYPE" if loc == ("Type",) else enum
     hint, _ = enum_hint(value, enum_name, level, tensor_in(list(loc)))
-    return issue(
-        "DML005",
-        path,
-        f"{field} is {show(value)}, which is not a {enum or 'known enum'} value",
-        _ENUM_HINTS.get(str(value).upper(), "") + hint,
+    note = _ENUM_HINTS.get(str(value).upper(), "")
+    return found(
+        "DML005", path, field=field, value=show(value), enum=enum or "known enum", note=note, hint=hint
     )

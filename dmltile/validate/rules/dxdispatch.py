@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...core.words import listing
 from ..report import Issue
 from .citations import DXDISPATCH
-from .registry import Example, issue, register
+from .registry import Example, Words, found, register
 from .values import fix_field_value
 
 _TILE_DESC = {
@@ -33,6 +33,10 @@ register(
         note="`dmltile validate` on a model file checks every Tile dispatchable instead, so it never "
         "reports this code",
     ),
+    words=Words(
+        "the DxDispatch model has {count} Tile dispatchables ({names}); a single descriptor is needed here",
+        "pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
+    ),
 )
 
 register(
@@ -55,42 +59,30 @@ register(
         }
     ),
     fix=fix_field_value,
+    words=Words(
+        "RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
+        "(\"Field 'RepeatsCount' is required.\")",
+        'add "RepeatsCount" equal to the number of Repeats',
+    ),
 )
 
 
 def not_a_model() -> Issue:
     """DML001 for JSON that is neither a DxDispatch model nor one dispatchable."""
-    return issue(
-        "DML001",
-        "dispatchables",
-        'not a DxDispatch model: expected an object with a "dispatchables" object',
-        'write {"resources": {...}, "dispatchables": {"tile": {"type": '
-        '"DML_OPERATOR_TILE", "desc": {...}}}, "commands": [...]}',
-    )
+    return found("DML001", "dispatchables", "not a model")
 
 
 def several_tiles(names: list[str]) -> Issue:
     """DML401 for a model with more than one Tile dispatchable where one descriptor is asked for."""
-    return issue(
-        "DML401",
-        "dispatchables",
-        f"the DxDispatch model has {len(names)} Tile dispatchables ({listing(map(repr, names), len(names))}); "
-        "a single descriptor is needed here",
-        "pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
-    )
+    names_listed = listing(map(repr, names), len(names))
+    return found("DML401", "dispatchables", count=len(names), names=names_listed)
 
 
 def missing_repeats_count() -> Issue:
     """DML402 for a Tile dispatchable without RepeatsCount."""
-    return issue(
-        "DML402",
-        "Desc.RepeatsCount",
-        "RepeatsCount is missing: dmltile takes len(Repeats), but DxDispatch's parser requires it "
-        "(\"Field 'RepeatsCount' is required.\")",
-        'add "RepeatsCount" equal to the number of Repeats',
-    )
+    return found("DML402", "Desc.RepeatsCount")
 
 
 def dispatchable_not_an_object(name: str) -> Issue:
     """DML001 for a dispatchable that is not a JSON object."""
-    return issue("DML001", "", f"dispatchable {name!r} is not a JSON object")
+    return found("DML001", "", "dispatchable", name=name)

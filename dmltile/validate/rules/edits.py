@@ -66,11 +66,20 @@ def apply_fix(document: Any, fix: Issue | list[Edit] | tuple[Edit, ...]) -> dict
     return doc
 
 
-def describe(edits: list[Edit]) -> str:
-    """The edits as a sentence, for a hint."""
+def field_name(path: str) -> str:
+    """A path as people name the field: the tensor it belongs to, without the ``Type``/``Desc``
+    wrappers (``Desc.InputTensor.Desc.Sizes[2]`` -> ``InputTensor.Sizes[2]``). Every path a hint
+    or a page shows is written by this one function."""
+    return join_path([p for p in split_path(path) if p != "Desc"]) or path
+
+
+def describe(edits: list[Edit] | tuple[Edit, ...]) -> str:
+    """The edits as a sentence, for a hint: each field named with its tensor, so that edits of two
+    tensors' same field read as two fields."""
     words = []
     for e in edits:
-        name = e.keys[-1] if e.keys else e.path
+        # named from its keys (a key may hold a dot), each field with its tensor
+        name = join_path([k for k in e.keys if k != "Desc"]) if e.keys else field_name(e.path)
         if e.op == "set":
             words.append(f"set {name} to {json.dumps(e.value)}")
         elif e.op == "rename":

@@ -14,8 +14,8 @@ from ..levels import known_levels, levels_text, parse_feature_level, tile_row, t
 from ..report import Edit, Issue
 from ..suggest import accepted_values
 from .citations import MEASURED, TILE_PAGE
-from .edits import TENSORS, apply_fix, split_path
-from .registry import Example, issue, register, rule
+from .edits import TENSORS, apply_fix, describe, split_path, wrapped
+from .registry import Example, Words, found, register, rule
 from .tensor import tensors
 from .values import at, buffer, dtype_of, repeats_of, sizes_of
 
@@ -125,20 +125,75 @@ def halves(dtype: DataType, supported: Sequence[DataType]) -> DataType | None:
     return next((d for d in (DataType.UINT32, DataType.FLOAT32) if d in supported), None)
 
 
+def _as_pairs(doc: Any, dims: frozenset[int]) -> list[Edit] | None:
+    """Each element read as two 32-bit ones, within the dimension counts ``dims``: one more
+    innermost axis of 2 (repeat 1) where the level takes one more dimension, else the innermost size
+    doubled, which holds the same bytes only where the innermost elements are contiguous."""
+    ins = sizes_of(doc, "InputTensor")
+    if not ins:
+        return None
+    if len(ins) + 1 in dims:
+        return _rank_edits(doc, lambda v: v + [2], lambda v: v + [1], lambda st: [s * 2 for s in st] + [1])
+    strided = [buffer(doc, t).get("Strides") for t in TENSORS]
+    sizes = [sizes_of(doc, t) or [] for t in TENSORS]
+    if len(ins) not in dims or any(
+        isinstance(st, list) and st and (st[-1] != 1 and sz[-1:] != [1])
+        for st, sz in zip(strided, sizes, strict=True)
+    ):
+        return None
+    return _rank_edits(
+        doc, lambda v: v[:-1] + [v[-1] * 2], lambda v: v, lambda st: [s * 2 for s in st[:-1]] + [1]
+    )
+
+
+def as_pairs(doc: Any, level: FeatureLevel, half: DataType) -> list[Edit] | None:
+    """The edits reading each element as two ``half`` ones, at a rank the level takes; only the
+    fields they change."""
+    row, fitted = tile_support(level), fit_rank(doc, level)
+    if row is None or fitted is None:
+        return None
+    pairs = _as_pairs(apply_fix(doc, fitted), row.tensors["InputTensor"].dimension_counts)
+    if pairs is None:
+        return None
+    edits = [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=half.c_name) for t in TENSORS] + pairs
+    return [e for e in edits if at(doc, *split_path(e.path)) != e.value]
+
+
 def retype(doc: Any, level: FeatureLevel, dtype: DataType) -> list[Edit] | None:
     """Tile copies bits: the same bytes as an accepted type of the same width, or 64-bit elements
-    as two 32-bit ones each (one more innermost axis of 2, repeat 1)."""
+    as two 32-bit ones each, at a rank the level takes (``as_pairs``)."""
     ok = accepted_values("DML_TENSOR_DATA_TYPE", level)
     same = same_width(dtype, ok)
     if same:
         return [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=same.c_name) for t in TENSORS]
     half = halves(dtype, ok)
-    if half is None:
-        return None
-    edits = [Edit(op="set", path=f"Desc.{t}.Desc.DataType", value=half.c_name) for t in TENSORS]
-    edits += _rank_edits(doc, lambda v: v + [2], lambda v: v + [1], lambda st: [s * 2 for s in st] + [1])
-    fitted = fit_rank(apply_fix(doc, edits), level)
-    return None if fitted is None else edits + fitted
+    return None if half is None else as_pairs(doc, level, half)
+
+
+def _compact(values: Any) -> str:
+    return "[" + ",".join(str(v) for v in values) + "]" if isinstance(values, list) else str(values)
+
+
+def say_pairs(dtype: DataType, edits: list[Edit]) -> str:
+    """The pairs rewrite in one sentence per tensor, with what it does to the Repeats:
+    "InputTensor: read the INT64 data as UINT32 pairs: Sizes [2,2,2,6], same bytes"."""
+    new = {e.path: e.value for e in edits if e.op == "set"}
+    said = []
+    for t in TENSORS:
+        base = f"Desc.{t}.Desc"
+        half = DataType.parse(new[f"{base}.DataType"]).name
+        layout = f"Sizes {_compact(new.get(f'{base}.Sizes'))}"
+        if isinstance(new.get(f"{base}.Strides"), list):
+            layout += f", Strides {_compact(new[f'{base}.Strides'])}"
+        said.append(f"{t}: read the {dtype.name} data as {half} pairs: {layout}, same bytes")
+    return "; ".join(said) + (f"; Repeats {_compact(new['Desc.Repeats'])}" if "Desc.Repeats" in new else "")
+
+
+def say_as_uint32_pairs(desc: OperatorDesc, level: FeatureLevel, dtype: DataType) -> str:
+    """How ``desc``'s 64-bit ``dtype`` tiles as UINT32 pairs at ``level`` (``as_pairs``, said by
+    ``say_pairs``), for the rules that tell a 64-bit Tile it can do without its type."""
+    pairs = as_pairs(wrapped(desc.to_dict()), level, DataType.UINT32)
+    return say_pairs(dtype, pairs) if pairs else "tile its bytes as UINT32 pairs"
 
 
 def _fix_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
@@ -150,14 +205,11 @@ def _fix_type(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
     return retype(doc, level, dtype) if dtype else None
 
 
-def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
-    up = lowest_level(name, dims=n)
-    hint = later_level(up) if up else f"no feature level takes {n} dimensions"
+def _rank_case(n: int, dims: frozenset[int]) -> str:
+    """Which of DML301's hints fits: pad to the level's one rank, merge down to its most, or neither."""
     if n < 4 and dims == frozenset({4}):
-        hint += f", or pad Sizes (and Repeats) with {4 - n} leading 1s to make it 4-D"
-    elif n > max(dims):
-        hint += f", or merge neighbouring dimensions that tile alike to get {max(dims)} or fewer"
-    return hint
+        return "pad"
+    return "merge" if n > max(dims) else ""
 
 
 @rule(
@@ -177,6 +229,15 @@ def _rank_hint(name: str, n: int, dims: frozenset[int]) -> str:
         feature_level="2.1",
     ),
     fix=_fix_rank,
+    fix_hint=lambda found, edits, own: f"{found.hint}: {describe(edits[:own])}",
+    words={
+        case: Words("{tensor} has {rank} dimensions; Tile at {level} supports {dims}", "{reach}" + other)
+        for case, other in (
+            ("", ""),
+            ("pad", ", or pad Sizes (and Repeats) with {pad} leading 1s to make it 4-D"),
+            ("merge", ", or merge neighbouring dimensions that tile alike to get {most} or fewer"),
+        )
+    },
 )
 def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
@@ -184,11 +245,18 @@ def check_level_dims(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]
         sup = row.tensors[name]
         n = len(t.sizes)
         if n not in sup.dimension_counts:
-            yield issue(
+            up = lowest_level(name, dims=n)
+            yield found(
                 "DML301",
                 f"{p}.DimensionCount",
-                f"{name} has {n} dimensions; Tile at {level.c_name} supports {sup.dims_text()}",
-                _rank_hint(name, n, sup.dimension_counts),
+                _rank_case(n, sup.dimension_counts),
+                tensor=name,
+                rank=n,
+                level=level.c_name,
+                dims=sup.dims_text(),
+                reach=later_level(up) if up else f"no feature level takes {n} dimensions",
+                pad=4 - n,
+                most=max(sup.dimension_counts),
             )
 
 
@@ -208,21 +276,27 @@ def later_level(up: FeatureLevel) -> str:
     return f"use {up.c_name} or later" + (f" (DirectML {version} or newer)" if version else "")
 
 
-def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: FeatureLevel | None) -> str:
-    """Ways to tile ``data_type`` anyway: a later level, or its bits as a supported type (Tile copies
-    bits, so the result is the same bytes); says so when no way fits at this level."""
-    ways = [later_level(up)] if up else []
-    same, half = same_width(data_type, supported), halves(data_type, supported)
-    if same:
-        ways.append(f"tile the same bytes as {same.name} (Tile copies bits)")
-    if half:
-        ways.append(
-            f"tile each element as 2 {half.name} values (one more innermost dimension of 2, repeat 1)"
-        )
-    if not same and not half:
-        ways.append(f"no type this level takes holds {data_type.name}'s {data_type.bits}-bit elements")
+def _data_type_hint(data_type: DataType, edits: list[Edit] | None, up: FeatureLevel | None) -> str:
+    """Ways to tile ``data_type`` anyway: its bits as a type the level takes (Tile copies bits, so
+    the result is the same bytes), said from the edits that do it, or a later level; says so when no
+    way fits at this level."""
+    ways = []
+    if edits and len(edits) == len(TENSORS):
+        same = DataType.parse(edits[0].value).name
+        ways.append(f"{' and '.join(TENSORS)}: read the {data_type.name} data as {same}, same bytes")
+    elif edits:
+        ways.append(say_pairs(data_type, edits))
+    if up:
+        ways.append(later_level(up))
+    if not edits:
+        ways.append(f"no layout this level takes holds {data_type.name}'s {data_type.bits}-bit elements")
     head = "" if up else f"no feature level tiles {data_type.name}; "
     return head + "; or ".join(ways)
+
+
+def _hint_type(found: Issue, edits: list[Edit], own: int) -> str:
+    """The check said the rewrite from these same edits (``retype`` on the descriptor it judged)."""
+    return found.hint
 
 
 @rule(
@@ -242,6 +316,8 @@ def _data_type_hint(data_type: DataType, supported: tuple[DataType, ...], up: Fe
         feature_level="1.0",
     ),
     fix=_fix_type,
+    fix_hint=_hint_type,
+    words=Words("{tensor}.DataType is {type}; Tile at {level} supports {supported}", "{ways}"),
 )
 def check_level_types(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
@@ -249,12 +325,15 @@ def check_level_types(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue
         sup = row.tensors[name]
         if t.data_type not in sup.data_types:
             up = lowest_level(name, data_type=t.data_type)
-            supported = ", ".join(d.name for d in sup.data_types)
-            yield issue(
+            edits = retype(wrapped(desc.to_dict()), level, t.data_type)
+            yield found(
                 "DML302",
                 f"{p}.DataType",
-                f"{name}.DataType is {t.data_type.name}; Tile at {level.c_name} supports {supported}",
-                _data_type_hint(t.data_type, sup.data_types, up),
+                tensor=name,
+                type=t.data_type.name,
+                level=level.c_name,
+                supported=", ".join(d.name for d in sup.data_types),
+                ways=_data_type_hint(t.data_type, edits, up),
             )
 
 
@@ -270,6 +349,7 @@ register(
         feature_level="3.2",
         note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
     ),
+    words=Words("{reason}", "use a level from {levels}, e.g. 4.1"),
 )
 
 
@@ -289,18 +369,18 @@ register(
             "Repeats": [2, 3],
         }
     ),
+    words=Words(
+        "{tensor}.DataType FLOAT64: DirectML (1.7.0 to 1.15.4) accepts FLOAT64 Tile, but the "
+        "DML_TILE_OPERATOR_DESC page does not list it",
+        "to rely only on what the page lists: {pairs}",
+    ),
 )
 def check_undocumented_type(desc: OperatorDesc, level: FeatureLevel) -> Iterator[Issue]:
     row = tile_row(level)
     for name, p, t in tensors(desc):
         if t.data_type == DataType.FLOAT64 and t.data_type in row.tensors[name].data_types:
-            yield issue(
-                "DML304",
-                f"{p}.DataType",
-                f"{name}.DataType FLOAT64: DirectML (1.7.0 to 1.15.4) accepts FLOAT64 Tile, but the "
-                "DML_TILE_OPERATOR_DESC page does not list it",
-                "to rely only on what the page lists, tile each element as 2 UINT32 values "
-                "(one more innermost dimension of 2, repeat 1); the bytes are the same",
+            yield found(
+                "DML304", f"{p}.DataType", tensor=name, pairs=say_as_uint32_pairs(desc, level, t.data_type)
             )
 
 
@@ -317,6 +397,13 @@ register(
         directml="9.9",
         note="`dmltile validate` refuses the option itself: exit status 2 with this rule's message",
     ),
+    words={
+        "unknown": Words("{reason}", "use one of the versions `dmltile levels` lists"),
+        "above": Words(
+            "feature level {level} is above what {version} supports",
+            "use {most} or lower, or a newer DirectML",
+        ),
+    },
 )
 
 register(
@@ -342,17 +429,16 @@ register(
         },
         directml="1.9.1",
     ),
+    words=Words(
+        "{tensor}.TotalTensorSizeInBytes is {total}: {version} computes the tensor's extent in 32 bits and "
+        "accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
+        "and later reject it",
+        "{hint}",
+    ),
 )
 
 
 def wrapped_size(name: str, path: str, total: int, version_label: str, wrapped: int, hint: str) -> Issue:
     """DML112: a size only the 32-bit arithmetic of ``version_label`` accepts (``wrapped``: the bytes
     it computes); ``hint`` is DML105's, which newer versions report."""
-    return issue(
-        "DML112",
-        path,
-        f"{name}.TotalTensorSizeInBytes is {total}: {version_label} computes the tensor's extent in 32 bits "
-        f"and accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
-        "and later reject it",
-        hint,
-    )
+    return found("DML112", path, tensor=name, total=total, version=version_label, wrapped=wrapped, hint=hint)

@@ -9,10 +9,11 @@ from ...core.enums import FeatureLevel
 from ...core.operator import OperatorDesc
 from ...core.shape import output_size_wraps, tile_output_sizes
 from ...core.tensor import UINT32_MAX
+from ...core.words import plural
 from ..report import Edit, Issue
 from .citations import TILE_PAGE
-from .edits import split_path
-from .registry import Example, issue, register, rule
+from .edits import describe, split_path
+from .registry import Example, Words, found, register, rule
 from .values import (
     at,
     derived_repeats,
@@ -56,24 +57,24 @@ def _fix_repeats_count(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit
     fix=_fix_repeats_count,
     field="RepeatsCount",
     limit="must equal InputTensor.DimensionCount",
+    words={
+        "count": Words(
+            "RepeatsCount is {count}, but the input has {rank} dimensions",
+            "give one repeat per input dimension: RepeatsCount {rank} and {rank} Repeats",
+        ),
+        "repeats": Words(
+            "Repeats {repeats} has {values}, but the input has {rank} dimensions",
+            "write {rank} repeats, one per input dimension",
+        ),
+    },
 )
 def check_repeats_count(desc: OperatorDesc) -> Iterator[Issue]:
     n, count = len(desc.input.sizes), desc.desc.repeats_count
     if count != n and "repeats_count" in desc.desc.model_fields_set:
-        yield issue(
-            "DML201",
-            "Desc.RepeatsCount",
-            f"RepeatsCount is {count}, but the input has {n} dimensions",
-            f"give one repeat per input dimension: RepeatsCount {n} and {n} Repeats",
-        )
+        yield found("DML201", "Desc.RepeatsCount", "count", count=count, rank=n)
     elif count != n:  # left out, RepeatsCount is the number of Repeats: they are what is wrong
-        yield issue(
-            "DML201",
-            "Desc.Repeats",
-            f"Repeats {list(desc.repeats)} has {count} value{'s' * (count != 1)}, but the input has {n} "
-            "dimensions",
-            f"write {n} repeats, one per input dimension",
-        )
+        values = plural(count, "value")
+        yield found("DML201", "Desc.Repeats", "repeats", repeats=list(desc.repeats), values=values, rank=n)
 
 
 @rule(
@@ -92,16 +93,25 @@ def check_repeats_count(desc: OperatorDesc) -> Iterator[Issue]:
         }
     ),
     fix=_fix_repeats_count,
+    words={
+        case: Words(
+            "Repeats {repeats} has {length} values, but RepeatsCount is {count}",
+            "write {rank} repeats, one per input dimension" + also,
+        )
+        for case, also in (("", ""), ("recount", ", and set RepeatsCount to {rank}"))
+    },
 )
 def check_repeats_length(desc: OperatorDesc) -> Iterator[Issue]:
     count, values, n = desc.desc.repeats_count, desc.repeats, len(desc.input.sizes)
     if len(values) != count and len(values) != n:
-        yield issue(
+        yield found(
             "DML202",
             "Desc.Repeats",
-            f"Repeats {list(values)} has {len(values)} values, but RepeatsCount is {count}",
-            f"write {n} repeats, one per input dimension"
-            + (f", and set RepeatsCount to {n}" if count != n else ""),
+            "recount" if count != n else "",
+            repeats=list(values),
+            length=len(values),
+            count=count,
+            rank=n,
         )
 
 
@@ -122,16 +132,16 @@ def check_repeats_length(desc: OperatorDesc) -> Iterator[Issue]:
     fix_hint=hint_value_then_rule,
     field="Repeats",
     limit="each larger than 0",
+    bounds={"minimum": 1},
+    words=Words(
+        "Repeats[{axis}] is 0; values must be larger than 0",
+        "use 1 to keep a dimension as it is; a zero repeat means an empty output, which needs no dispatch",
+    ),
 )
 def check_zero_repeats(desc: OperatorDesc) -> Iterator[Issue]:
     for i, r in enumerate(desc.repeats):
         if r == 0:
-            yield issue(
-                "DML203",
-                f"Desc.Repeats[{i}]",
-                f"Repeats[{i}] is 0; values must be larger than 0",
-                "use 1 to keep a dimension as it is; a zero repeat means an empty output, which needs no dispatch",
-            )
+            yield found("DML203", f"Desc.Repeats[{i}]", axis=i)
 
 
 def _fix_output_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
@@ -155,16 +165,16 @@ def _fix_output_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
         }
     ),
     fix=_fix_output_rank,
+    words=Words(
+        "OutputTensor has {rank} dimensions (Sizes {sizes}), but InputTensor has {input_rank}",
+        "give the output {input_rank} dimensions: Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
+    ),
 )
 def check_same_rank(desc: OperatorDesc) -> Iterator[Issue]:
     a, b = len(desc.input.sizes), len(desc.output.sizes)
     if a != b:
-        yield issue(
-            "DML204",
-            "Desc.OutputTensor.Desc.Sizes",
-            f"OutputTensor has {b} dimensions (Sizes {list(desc.output.sizes)}), but InputTensor has {a}",
-            f"give the output {a} dimensions: Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
-        )
+        sizes = list(desc.output.sizes)
+        yield found("DML204", "Desc.OutputTensor.Desc.Sizes", rank=b, sizes=sizes, input_rank=a)
 
 
 def swapped(ins: Sequence[int], reps: Sequence[int], outs: Sequence[int]) -> bool:
@@ -176,9 +186,20 @@ def swapped(ins: Sequence[int], reps: Sequence[int], outs: Sequence[int]) -> boo
     return all(i == o * r for i, r, o in zip(ins, reps, outs, strict=True))
 
 
+def _least_change(i: int, ins: int, rep: int, out: int) -> Edit:
+    """The edit making Repeats[i] and OutputTensor.Sizes[i] agree that changes what the user wrote
+    least: the repeat that makes the written size (Repeats typed as the output's sizes, say), or
+    the size the repeat makes; on a tie, the size."""
+    want = ins * rep
+    if out and out % ins == 0 and abs(out // ins - rep) < abs(want - out):
+        return Edit(op="set", path=f"Desc.Repeats[{i}]", value=out // ins)
+    return Edit(op="set", path=f"Desc.OutputTensor.Desc.Sizes[{i}]", value=want)
+
+
 def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
-    """The product, or, when it does not fit a UINT, the largest repeat whose product does; for
-    tensors written in each other's place, their Sizes exchanged."""
+    """The least change that makes the two agree, or, when the product does not fit a UINT, the
+    largest repeat whose product does; for tensors written in each other's place, their Sizes
+    exchanged."""
     i = split_path(found.path)[-1]
     ins, reps, outs = sizes_of(doc, "InputTensor"), repeats_of(doc), sizes_of(doc, "OutputTensor")
     if ins and reps and outs and swapped(ins, reps, outs):
@@ -186,11 +207,11 @@ def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
             Edit(op="set", path="Desc.InputTensor.Desc.Sizes", value=outs),
             Edit(op="set", path="Desc.OutputTensor.Desc.Sizes", value=ins),
         ]
-    if not isinstance(i, int) or not ins or not reps:
+    if not isinstance(i, int) or not ins or not reps or not outs or not ins[i]:
         return None
     want = ins[i] * reps[i]
     if want <= UINT32_MAX:
-        return [Edit(op="set", path=found.path, value=want)]
+        return [_least_change(i, ins[i], reps[i], outs[i])]
     rep = max(1, UINT32_MAX // ins[i])
     return [
         Edit(op="set", path=f"Desc.Repeats[{i}]", value=rep),
@@ -198,19 +219,29 @@ def _fix_output_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
     ]
 
 
+def _hint_output_size(found: Issue, edits: list[Edit], own: int) -> str:
+    """The edit, and the other way to make the two agree when the check saw one."""
+    other_way = [w.strip() for w in found.hint.split(", or ")[1:]] if ", or " in found.hint else []
+    said = describe(edits[:own])
+    first = found.hint.split(", or ")[0].removeprefix("set ")
+    alternatives = [w for w in [first, *other_way] if w.split(" to ")[0] not in said and " to " in w]
+    return said + "".join(f" (or set {w})" for w in alternatives)
+
+
 def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue:
-    if want > UINT32_MAX:
-        msg = (
-            f"OutputTensor.Sizes[{i}] must be InputTensor.Sizes[{i}] * Repeats[{i}] = "
-            f"{ins} * {rep} = {want}, which does not fit a UINT size"
-        )
-        hint = f"lower Repeats[{i}] to at most {UINT32_MAX // ins}"
-    else:
-        msg = f"OutputTensor.Sizes[{i}] is {out}, but InputTensor.Sizes[{i}] * Repeats[{i}] = {ins} * {rep} = {want}"
-        hint = f"set OutputTensor.Sizes[{i}] to {want}" + (
-            f", or Repeats[{i}] to {out // ins}" if out % ins == 0 and out else ""
-        )
-    return issue("DML205", f"Desc.OutputTensor.Desc.Sizes[{i}]", msg, hint)
+    case = "too large" if want > UINT32_MAX else "divisible" if out % ins == 0 and out else "sizes"
+    values = {"axis": i, "size": ins, "repeat": rep, "written": out, "want": want}
+    return found(
+        "DML205",
+        f"Desc.OutputTensor.Desc.Sizes[{i}]",
+        case,
+        **values,
+        most=UINT32_MAX // ins,
+        other=out // ins,
+    )
+
+
+_PRODUCT = "InputTensor.Sizes[{axis}] * Repeats[{axis}] = {size} * {repeat} = {want}"
 
 
 @rule(
@@ -228,19 +259,33 @@ def _output_size_issue(i: int, ins: int, rep: int, out: int, want: int) -> Issue
         }
     ),
     fix=_fix_output_size,
+    fix_hint=_hint_output_size,
     field="OutputTensor",
     limit="Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
+    words={
+        "swapped": Words(
+            "InputTensor.Sizes {input} and OutputTensor.Sizes {output} look swapped: the input is the "
+            "output's size times the Repeats, where the output should be the input's",
+            "exchange them: InputTensor.Sizes {output}, OutputTensor.Sizes {input}",
+        ),
+        "too large": Words(
+            "OutputTensor.Sizes[{axis}] must be " + _PRODUCT + ", which does not fit a UINT size",
+            "lower Repeats[{axis}] to at most {most}",
+        ),
+        "sizes": Words(
+            "OutputTensor.Sizes[{axis}] is {written}, but " + _PRODUCT,
+            "set OutputTensor.Sizes[{axis}] to {want}",
+        ),
+        "divisible": Words(
+            "OutputTensor.Sizes[{axis}] is {written}, but " + _PRODUCT,
+            "set OutputTensor.Sizes[{axis}] to {want}, or Repeats[{axis}] to {other}",
+        ),
+    },
 )
 def check_output_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     ins, reps, outs = desc.input.sizes, desc.repeats, desc.output.sizes
     if swapped(ins, reps, outs):
-        yield issue(
-            "DML205",
-            "Desc.OutputTensor.Desc.Sizes",
-            f"InputTensor.Sizes {list(ins)} and OutputTensor.Sizes {list(outs)} look swapped: the input is "
-            "the output's size times the Repeats, where the output should be the input's",
-            f"exchange them: InputTensor.Sizes {list(outs)}, OutputTensor.Sizes {list(ins)}",
-        )
+        yield found("DML205", "Desc.OutputTensor.Desc.Sizes", "swapped", input=list(ins), output=list(outs))
         return
     if not len(ins) == len(reps) == len(outs):
         return  # the axes do not line up: DML201, DML202 or DML204 says why, sizes compared would mislead
@@ -270,16 +315,15 @@ def _fix_same_type(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | 
         }
     ),
     fix=_fix_same_type,
+    words=Words(
+        "OutputTensor.DataType is {output}, but InputTensor.DataType is {input}",
+        "use {input} for both; Tile copies elements and never converts them",
+    ),
 )
 def check_same_type(desc: OperatorDesc) -> Iterator[Issue]:
     a, b = desc.input.data_type, desc.output.data_type
     if a != b:
-        yield issue(
-            "DML206",
-            "Desc.OutputTensor.Desc.DataType",
-            f"OutputTensor.DataType is {b.c_name}, but InputTensor.DataType is {a.c_name}",
-            f"use {a.c_name} for both; Tile copies elements and never converts them",
-        )
+        yield found("DML206", "Desc.OutputTensor.Desc.DataType", output=b.c_name, input=a.c_name)
 
 
 # Found while reading the document: the Desc of another operator is not read as a Tile desc at all.
@@ -301,21 +345,24 @@ register(
         }
     ),
     fix=fix_field_value,
+    words={
+        "type": Words(
+            "operator Type is {op}; dmltile describes DML_OPERATOR_TILE only",
+            'use "Type": "DML_OPERATOR_TILE" with a DML_TILE_OPERATOR_DESC in "Desc"',
+        ),
+        "dispatchables": Words(
+            "the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {others}); dmltile covers Tile only",
+            'add a dispatchable {{"type": "DML_OPERATOR_TILE", "desc": {{...}}}}',
+        ),
+    },
 )
 
 
-def not_tile(path: str, message: str) -> Issue:
-    """DML207 for a document whose Type names another operator (the reader's message names it)."""
-    return issue(
-        "DML207", path, message, 'use "Type": "DML_OPERATOR_TILE" with a DML_TILE_OPERATOR_DESC in "Desc"'
-    )
+def not_tile(path: str, op: str) -> Issue:
+    """DML207 for a document whose Type names another operator, ``op``."""
+    return found("DML207", path, "type", op=op)
 
 
-def no_tile_dispatchable(found: str) -> Issue:
-    """DML207 for a DxDispatch model without a Tile dispatchable (``found``: what it has instead)."""
-    return issue(
-        "DML207",
-        "dispatchables",
-        f"the DxDispatch model has no DML_OPERATOR_TILE dispatchable (found: {found}); dmltile covers Tile only",
-        'add a dispatchable {"type": "DML_OPERATOR_TILE", "desc": {...}}',
-    )
+def no_tile_dispatchable(others: str) -> Issue:
+    """DML207 for a DxDispatch model without a Tile dispatchable (``others``: what it has instead)."""
+    return found("DML207", "dispatchables", "dispatchables", others=others)

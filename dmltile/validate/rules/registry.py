@@ -2,14 +2,17 @@
 
 A rule owns everything about itself: what it requires (``rule``), where that comes from
 (``source``), why DirectML holds to it (``why``), a document that breaks it and nothing else
-(``example``), its check, and its fix (the edits that make it pass, and how they read in a hint).
-Adding a rule is one entry in its family's module (and one row in the tests).
+(``example``), its words (``words``: the message and hint, templates its check fills with the
+values it found, through ``found``), its check, and its fix (the edits that make it pass, and how
+they read in a hint). Adding a rule is one entry in its family's module (and one row in the tests).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from string import Formatter
 from typing import Any, Literal
 
 from ...core.fields import FIELDS
@@ -53,6 +56,20 @@ class Example:
 
 
 @dataclass(frozen=True)
+class Words:
+    """What a broken rule says, as ruff's Violation does: its message and its hint are templates
+    (``str.format`` fields) the check fills with the values it found, so the words are written once,
+    with the rule, and the check only measures."""
+
+    message: str
+    hint: str = ""
+
+    def fields(self) -> set[str]:
+        """The names of the values the templates need."""
+        return {f for text in (self.message, self.hint) for _, f, _, _ in Formatter().parse(text) if f}
+
+
+@dataclass(frozen=True)
 class Rule:
     """One rule: its stable code, what it requires, where that comes from, why, an example, and
     the functions that check it and fix it."""
@@ -69,6 +86,10 @@ class Rule:
     fix_hint: FixHint | None = None  # None: the rule's own hint already says the whole fix
     field: str = ""  # the one field whose limit the rule states, for the field descriptions
     limit: str = ""  # that limit as a phrase ("every size is at least 1")
+    # that limit as JSON Schema keywords on the field's integers (its elements, for an array)
+    bounds: dict[str, int] = dataclasses.field(default_factory=dict)
+    # what it says when broken: one Words per case the check tells apart ("" for a rule with one)
+    words: dict[str, Words] = dataclasses.field(default_factory=dict)
 
 
 RULES: dict[str, Rule] = {}
@@ -88,11 +109,29 @@ def register(
     fix_hint: FixHint | None = None,
     field: str = "",
     limit: str = "",
+    bounds: dict[str, int] | None = None,
+    words: Words | dict[str, Words] | None = None,
 ) -> Rule:
     """Add a rule to the registry (each code once)."""
     if code in RULES:
         raise ValueError(f"rule {code} is registered twice")
-    RULES[code] = Rule(code, rule, source, phase, why, example, severity, check, fix, fix_hint, field, limit)
+    cases = {"": words} if isinstance(words, Words) else words or {}
+    RULES[code] = Rule(
+        code,
+        rule,
+        source,
+        phase,
+        why,
+        example,
+        severity,
+        check,
+        fix,
+        fix_hint,
+        field,
+        limit,
+        bounds or {},
+        cases,
+    )
     return RULES[code]
 
 
@@ -115,6 +154,13 @@ def rule(
 def issue(code: str, path: str, message: str, hint: str = "") -> Issue:
     """An Issue with the severity its rule carries."""
     return Issue(code=code, path=path, message=message, hint=hint, severity=RULES[code].severity)
+
+
+def found(code: str, path: str, case: str = "", **values: Any) -> Issue:
+    """The Issue of rule ``code`` at ``path``: the rule's words for ``case`` rendered with the values
+    its check found (a list reads as Python writes it, ``[2, 3]``)."""
+    words = RULES[code].words[case]
+    return issue(code, path, words.message.format(**values), words.hint.format(**values))
 
 
 def all_rules() -> list[Rule]:

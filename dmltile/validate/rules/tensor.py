@@ -19,7 +19,7 @@ from ...core.tensor import (
 from ..report import Edit, Issue
 from .citations import BUFFER_PAGE, HELPERS_PAGE, MEASURED
 from .edits import split_path
-from .registry import Example, issue, rule
+from .registry import Example, Words, found, rule
 from .values import (
     buffer,
     fix_field_value,
@@ -60,16 +60,14 @@ def strides_usable(t: BufferTensorDesc) -> bool:
         }
     ),
     fix=fix_field_value,
+    words=Words(
+        "{tensor}.Type is {type}; DirectML tensors are buffers", 'set "Type": "DML_TENSOR_TYPE_BUFFER"'
+    ),
 )
 def check_tensor_type(desc: OperatorDesc) -> Iterator[Issue]:
     for name, td in (("InputTensor", desc.desc.input_tensor), ("OutputTensor", desc.desc.output_tensor)):
         if td.type != TensorType.BUFFER:
-            yield issue(
-                "DML101",
-                f"Desc.{name}.Type",
-                f"{name}.Type is {td.type.c_name}; DirectML tensors are buffers",
-                'set "Type": "DML_TENSOR_TYPE_BUFFER"',
-            )
+            yield found("DML101", f"Desc.{name}.Type", tensor=name, type=td.type.c_name)
 
 
 @rule(
@@ -88,15 +86,21 @@ def check_tensor_type(desc: OperatorDesc) -> Iterator[Issue]:
     fix=fix_field_value,
     field="DimensionCount",
     limit="equals the number of Sizes",
+    words=Words(
+        "{tensor}.DimensionCount is {count}, but Sizes {sizes} has {rank} values",
+        "set DimensionCount to {rank}, or write {count} Sizes",
+    ),
 )
 def check_dimension_count(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         if t.dimension_count != len(t.sizes):
-            yield issue(
+            yield found(
                 "DML102",
                 f"{p}.DimensionCount",
-                f"{name}.DimensionCount is {t.dimension_count}, but Sizes {list(t.sizes)} has {len(t.sizes)} values",
-                f"set DimensionCount to {len(t.sizes)}, or write {t.dimension_count} Sizes",
+                tensor=name,
+                count=t.dimension_count,
+                sizes=list(t.sizes),
+                rank=len(t.sizes),
             )
 
 
@@ -114,16 +118,22 @@ def check_dimension_count(desc: OperatorDesc) -> Iterator[Issue]:
         }
     ),
     fix=fix_to_null,
+    words=Words(
+        "{tensor}.Strides {strides} has {count} values, but there are {rank} Sizes",
+        "write {rank} strides in elements (packed: {packed}), or null for packed",
+    ),
 )
 def check_strides_length(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         if t.strides is not None and len(t.strides) != len(t.sizes):
-            yield issue(
+            yield found(
                 "DML103",
                 f"{p}.Strides",
-                f"{name}.Strides {list(t.strides)} has {len(t.strides)} values, but there are {len(t.sizes)} Sizes",
-                f"write {len(t.sizes)} strides in elements (packed: {list(packed_strides(t.sizes))}), "
-                "or null for packed",
+                tensor=name,
+                strides=list(t.strides),
+                count=len(t.strides),
+                rank=len(t.sizes),
+                packed=list(packed_strides(t.sizes)),
             )
 
 
@@ -144,17 +154,17 @@ def check_strides_length(desc: OperatorDesc) -> Iterator[Issue]:
     fix_hint=hint_value_then_rule,
     field="Sizes",
     limit="every size is at least 1",
+    bounds={"minimum": 1},
+    words=Words(
+        "{tensor}.Sizes[{axis}] is 0; DirectML has no empty tensors",
+        "use sizes of at least 1; a framework Tile with an empty output needs no dispatch at all",
+    ),
 )
 def check_zero_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         for i, size in enumerate(t.sizes):
             if size == 0:
-                yield issue(
-                    "DML104",
-                    f"{p}.Sizes[{i}]",
-                    f"{name}.Sizes[{i}] is 0; DirectML has no empty tensors",
-                    "use sizes of at least 1; a framework Tile with an empty output needs no dispatch at all",
-                )
+                yield found("DML104", f"{p}.Sizes[{i}]", tensor=name, axis=i)
 
 
 @rule(
@@ -174,6 +184,14 @@ def check_zero_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     fix=fix_field_value,
     field="TotalTensorSizeInBytes",
     limit="at least DMLCalcBufferTensorSize",
+    words={
+        case: Words(
+            "{tensor}.TotalTensorSizeInBytes is {total}, below the {need} bytes that DMLCalcBufferTensorSize "
+            "gives for {type} Sizes {sizes} (" + layout + ")",
+            "set TotalTensorSizeInBytes to {need} (or more), or leave it out to have it computed",
+        )
+        for case, layout in (("packed", "packed"), ("strided", "Strides {strides}"))
+    },
 )
 def check_total_size(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
@@ -181,13 +199,16 @@ def check_total_size(desc: OperatorDesc) -> Iterator[Issue]:
             continue
         need = calc_buffer_tensor_size(t.data_type, t.sizes, t.strides)
         if t.total_tensor_size_in_bytes < need:
-            how = "packed" if t.strides is None else f"Strides {list(t.strides)}"
-            yield issue(
+            yield found(
                 "DML105",
                 f"{p}.TotalTensorSizeInBytes",
-                f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}, below the {need} bytes that "
-                f"DMLCalcBufferTensorSize gives for {t.data_type.name} Sizes {list(t.sizes)} ({how})",
-                f"set TotalTensorSizeInBytes to {need} (or more), or leave it out to have it computed",
+                "packed" if t.strides is None else "strided",
+                tensor=name,
+                total=t.total_tensor_size_in_bytes,
+                need=need,
+                type=t.data_type.name,
+                sizes=list(t.sizes),
+                strides=list(t.strides or ()),
             )
 
 
@@ -232,17 +253,22 @@ def _fix_dword_size(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] |
     fix=_fix_dword_size,
     field="TotalTensorSizeInBytes",
     limit="best a multiple of 4, as the buffer bound to it must be (dmltile warns otherwise)",
+    words=Words(
+        "{tensor}.TotalTensorSizeInBytes is {total}, not a multiple of 4: DirectML accepts the descriptor, "
+        "but the buffer you bind for it must be a multiple of 4 bytes long",
+        "set TotalTensorSizeInBytes to {size} (or bind a buffer that long)",
+    ),
 )
 def check_dword_size(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         total = t.total_tensor_size_in_bytes
         if total % 4 and total >= _needed(t):  # below the minimum, DML105 says DirectML rejects it
-            yield issue(
+            yield found(
                 "DML106",
                 f"{p}.TotalTensorSizeInBytes",
-                f"{name}.TotalTensorSizeInBytes is {total}, not a multiple of 4: DirectML accepts the "
-                "descriptor, but the buffer you bind for it must be a multiple of 4 bytes long",
-                f"set TotalTensorSizeInBytes to {dword_size(total, _needed(t))} (or bind a buffer that long)",
+                tensor=name,
+                total=total,
+                size=dword_size(total, _needed(t)),
             )
 
 
@@ -266,18 +292,18 @@ MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16  # DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT
     fix=fix_field_value,
     field="GuaranteedBaseOffsetAlignment",
     limit=f"0 (no guarantee) or a power of two of at least {MINIMUM_BUFFER_TENSOR_ALIGNMENT}",
+    words=Words(
+        "{tensor}.GuaranteedBaseOffsetAlignment is {alignment}; it must be 0 or a power of two of at least "
+        f"{MINIMUM_BUFFER_TENSOR_ALIGNMENT} (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT)",
+        f"use 0 (no guarantee), {MINIMUM_BUFFER_TENSOR_ALIGNMENT} (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT) or a "
+        f"larger power of two such as {2 * MINIMUM_BUFFER_TENSOR_ALIGNMENT}",
+    ),
 )
 def check_alignment(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         a = t.guaranteed_base_offset_alignment
         if a != 0 and (a & (a - 1) or a < MINIMUM_BUFFER_TENSOR_ALIGNMENT):
-            yield issue(
-                "DML107",
-                f"{p}.GuaranteedBaseOffsetAlignment",
-                f"{name}.GuaranteedBaseOffsetAlignment is {a}; it must be 0 or a power of two of at least "
-                f"{MINIMUM_BUFFER_TENSOR_ALIGNMENT} (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT)",
-                "use 0 (no guarantee), 16 (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT) or a larger power of two such as 32",
-            )
+            yield found("DML107", f"{p}.GuaranteedBaseOffsetAlignment", tensor=name, alignment=a)
 
 
 def _fix_addressable(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
@@ -300,29 +326,39 @@ def _fix_addressable(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
         }
     ),
     fix=_fix_addressable,
+    words={
+        "sizes": Words(
+            f"{{tensor}}.Sizes {{sizes}} hold {{count}} elements; a buffer tensor holds at most {UINT32_MAX}",
+            "split the work into several dispatches of at most 2^32-1 elements each",
+        ),
+        "bytes": Words(
+            "{tensor}.TotalTensorSizeInBytes is {total}: {count} {type} elements, more than the "
+            f"{UINT32_MAX} a buffer tensor may span",
+            "use at most {most} bytes, e.g. the computed {computed}",
+        ),
+    },
 )
 def check_addressable(desc: OperatorDesc) -> Iterator[Issue]:
     for name, p, t in tensors(desc):
         if t.data_type.bits == 0:
             continue
         if t.element_count > UINT32_MAX:
-            yield issue(
-                "DML108",
-                f"{p}.Sizes",
-                f"{name}.Sizes {list(t.sizes)} hold {t.element_count} elements; "
-                "a buffer tensor holds at most 4294967295",
-                "split the work into several dispatches of at most 2^32-1 elements each",
+            yield found(
+                "DML108", f"{p}.Sizes", "sizes", tensor=name, sizes=list(t.sizes), count=t.element_count
             )
             continue
         in_buffer = t.total_tensor_size_in_bytes * 8 // t.data_type.bits
         if in_buffer > UINT32_MAX:
-            yield issue(
+            yield found(
                 "DML108",
                 f"{p}.TotalTensorSizeInBytes",
-                f"{name}.TotalTensorSizeInBytes is {t.total_tensor_size_in_bytes}: {in_buffer} {t.data_type.name} "
-                f"elements, more than the 4294967295 a buffer tensor may span",
-                f"use at most {UINT32_MAX * t.data_type.bits // 8 // 4 * 4} bytes, e.g. the computed "
-                f"{calc_buffer_tensor_size(t.data_type, t.sizes, strides_or_packed(t.sizes, t.strides))}",
+                "bytes",
+                tensor=name,
+                total=t.total_tensor_size_in_bytes,
+                count=in_buffer,
+                type=t.data_type.name,
+                most=UINT32_MAX * t.data_type.bits // 8 // 4 * 4,
+                computed=calc_buffer_tensor_size(t.data_type, t.sizes, strides_or_packed(t.sizes, t.strides)),
             )
 
 
@@ -357,6 +393,17 @@ def _judged_output_strides(desc: OperatorDesc) -> bool:
         }
     ),
     fix=fix_to_null,
+    words={
+        case: Words(
+            "OutputTensor.Strides {strides} with Sizes {sizes}: " + where + " several output elements to one "
+            "address; DirectML rejects such an output",
+            "give the output distinct element addresses, e.g. packed strides {packed} (null)",
+        )
+        for case, where in (
+            ("zero", "stride 0 on dimension {axis} of size {size} maps"),
+            ("", "these strides map"),
+        )
+    },
 )
 def check_output_aliasing(desc: OperatorDesc) -> Iterator[Issue]:
     t = desc.output
@@ -365,13 +412,15 @@ def check_output_aliasing(desc: OperatorDesc) -> Iterator[Issue]:
     assert t.strides is not None  # _judged_output_strides says so
     if certainly_rejected_aliasing(t.sizes, t.strides):
         zero = [i for i, (s, st) in enumerate(zip(t.sizes, t.strides, strict=False)) if st == 0 and s > 1]
-        where = f"stride 0 on dimension {zero[0]} of size {t.sizes[zero[0]]}" if zero else "these strides"
-        yield issue(
+        yield found(
             "DML109",
             "Desc.OutputTensor.Desc.Strides",
-            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)}: {where} maps several output "
-            "elements to one address; DirectML rejects such an output",
-            f"give the output distinct element addresses, e.g. packed strides {list(packed_strides(t.sizes))} (null)",
+            "zero" if zero else "",
+            strides=list(t.strides),
+            sizes=list(t.sizes),
+            packed=list(packed_strides(t.sizes)),
+            axis=zero[0] if zero else None,
+            size=t.sizes[zero[0]] if zero else None,
         )
 
 
@@ -391,15 +440,14 @@ def check_output_aliasing(desc: OperatorDesc) -> Iterator[Issue]:
     fix=fix_field_value,
     field="Flags",
     limit="never OWNED_BY_DML on the output",
+    words=Words(
+        "OutputTensor.Flags is DML_TENSOR_FLAG_OWNED_BY_DML; that flag is for inputs bound at initialization",
+        'set "Flags": "DML_TENSOR_FLAG_NONE" on the output',
+    ),
 )
 def check_flags(desc: OperatorDesc) -> Iterator[Issue]:
     if desc.output.flags & TensorFlags.OWNED_BY_DML:
-        yield issue(
-            "DML110",
-            "Desc.OutputTensor.Desc.Flags",
-            "OutputTensor.Flags is DML_TENSOR_FLAG_OWNED_BY_DML; that flag is for inputs bound at initialization",
-            'set "Flags": "DML_TENSOR_FLAG_NONE" on the output',
-        )
+        yield found("DML110", "Desc.OutputTensor.Desc.Flags")
 
 
 @rule(
@@ -423,6 +471,20 @@ def check_flags(desc: OperatorDesc) -> Iterator[Issue]:
             "Repeats": [3000, 3000],
         }
     ),
+    words={
+        case: Words(
+            "OutputTensor.Strides {strides} with Sizes {sizes} " + what + "; GPU threads writing one address "
+            "race, and some DirectML versions reject such strides",
+            "use strides that nest (each at least the span of the smaller ones), e.g. packed {packed} (null)",
+        )
+        for case, what in (
+            ("overlap", "map several output elements to one address"),
+            (
+                "unproven",
+                "interleave, and the output is too large to prove that no two elements share an address",
+            ),
+        )
+    },
 )
 def check_output_aliasing_interleaved(desc: OperatorDesc) -> Iterator[Issue]:
     t = desc.output
@@ -433,16 +495,11 @@ def check_output_aliasing_interleaved(desc: OperatorDesc) -> Iterator[Issue]:
         return
     overlap = overlapping_strides(t.sizes, t.strides)
     if overlap is not False:
-        what = (
-            "map several output elements to one address"
-            if overlap
-            else ("interleave, and the output is too large to prove that no two elements share an address")
-        )
-        yield issue(
+        yield found(
             "DML111",
             "Desc.OutputTensor.Desc.Strides",
-            f"OutputTensor.Strides {list(t.strides)} with Sizes {list(t.sizes)} {what}; GPU threads writing "
-            "one address race, and some DirectML versions reject such strides",
-            f"use strides that nest (each at least the span of the smaller ones), e.g. packed "
-            f"{list(packed_strides(t.sizes))} (null)",
+            "overlap" if overlap else "unproven",
+            strides=list(t.strides),
+            sizes=list(t.sizes),
+            packed=list(packed_strides(t.sizes)),
         )

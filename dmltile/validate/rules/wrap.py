@@ -19,7 +19,7 @@ from ...core.tables import read_table
 from ..report import Edit, Issue
 from .citations import MEASURED, TILE_PAGE
 from .edits import split_path
-from .registry import Example, issue, rule
+from .registry import Example, Words, found, rule
 from .values import repeats_of, sizes_of
 
 
@@ -50,28 +50,6 @@ def _fix_wrap(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
     return None if rep is None else [Edit(op="set", path=f"Desc.Repeats[{i}]", value=rep)]
 
 
-def _wrap_issue(i: int, n: int, rep: int, out: int) -> Issue:
-    product = n * rep
-    rest = out % n
-    holds = f"{out // n} whole copies of the input" + (f" and its first {rest} elements" if rest else "")
-    message = (
-        f"OutputTensor.Sizes[{i}] is {out}: InputTensor.Sizes[{i}] * Repeats[{i}] = {n} * {rep} = {product} "
-        f"wrapped at 2^32. DirectML ({wrapping_versions()}) multiplies in 32 bits and accepts it; the "
-        f"output then holds {out} elements along axis {i}, element j copying input element j mod {n} "
-        f"({holds}), not {rep} copies"
-    )
-    rep_ok = whole_copies(n, out)
-    if rep_ok is not None:
-        hint = f"set Repeats[{i}] to {rep_ok}: the same output, with a product that does not wrap"
-    else:
-        hint = (
-            f"no Tile without the wrap makes exactly these {out} elements ({out} is not a multiple of {n}); "
-            f"Repeats[{i}] = {out // n + 1} with OutputTensor.Sizes[{i}] = {n * (out // n + 1)} makes them "
-            "and then the rest of the last copy"
-        )
-    return issue("DML208", f"Desc.OutputTensor.Desc.Sizes[{i}]", message, hint)
-
-
 @rule(
     "DML208",
     "OutputTensor.Sizes[i] is not InputTensor.Sizes[i] * Repeats[i] wrapped at 2^32",
@@ -90,6 +68,25 @@ def _wrap_issue(i: int, n: int, rep: int, out: int) -> Issue:
         }
     ),
     fix=_fix_wrap,
+    words={
+        case: Words(
+            "OutputTensor.Sizes[{axis}] is {out}: InputTensor.Sizes[{axis}] * Repeats[{axis}] = {n} * {rep} = "
+            "{product} wrapped at 2^32. DirectML ({versions}) multiplies in 32 bits and accepts it; the output "
+            "then holds {out} elements along axis {axis}, element j copying input element j mod {n} "
+            f"({{copies}} whole copies of the input{holds}), not {{rep}} copies",
+            hint,
+        )
+        for case, holds, hint in (
+            ("", "", "set Repeats[{axis}] to {copies}: the same output, with a product that does not wrap"),
+            (
+                "partial",
+                " and its first {rest} elements",
+                "no Tile without the wrap makes exactly these {out} elements ({out} is not a multiple of "
+                "{n}); Repeats[{axis}] = {more} with OutputTensor.Sizes[{axis}] = {longer} makes them and "
+                "then the rest of the last copy",
+            ),
+        )
+    },
     field="OutputTensor",
     limit="a size equal to InputTensor.Sizes[i] * Repeats[i] wrapped at 2^32 is accepted, with a warning",
 )
@@ -98,5 +95,21 @@ def check_wrapped_output_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     if not len(ins) == len(reps) == len(outs):
         return
     for i in range(len(ins)):
-        if output_size_wraps(ins[i], reps[i], outs[i]):
-            yield _wrap_issue(i, ins[i], reps[i], outs[i])
+        n, out = ins[i], outs[i]
+        if output_size_wraps(n, reps[i], out):
+            copies, rest = divmod(out, n)
+            yield found(
+                "DML208",
+                f"Desc.OutputTensor.Desc.Sizes[{i}]",
+                "partial" if rest else "",
+                axis=i,
+                n=n,
+                rep=reps[i],
+                out=out,
+                product=n * reps[i],
+                versions=wrapping_versions(),
+                copies=copies,
+                rest=rest,
+                more=copies + 1,
+                longer=n * (copies + 1),
+            )

@@ -1,0 +1,152 @@
+"""Every hint is followed as a user would follow it, and what it leaves is checked.
+
+A hint is the words of a fix: these tests apply all the edits of one report, in the order the JSON
+contract gives them, and judge the result at the level asked about, keeping every value no issue
+names. The cases the hints got wrong when each was written for its own rule alone are here too:
+64-bit types at the 4-D levels, byte sizes two fixes both change, two tensors' same field, and
+Repeats typed as the output's sizes.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import dmltile
+from dmltile.validate.fixes import apply_all, wrapped
+from dmltile.validate.rules import all_rules
+from dmltile.validate.rules.edits import join_path
+from tests.validate.test_fixes import UNFIXABLE
+from tests.validate.test_hints_keep_data import leaves, named
+
+
+def typed(dtype, sizes, repeats, outs=None):
+    outs = outs or [s * r for s, r in zip(sizes, repeats, strict=True)]
+    return {
+        "InputTensor": {"DataType": dtype, "Sizes": list(sizes)},
+        "OutputTensor": {"DataType": dtype, "Sizes": list(outs)},
+        "Repeats": list(repeats),
+    }
+
+
+def follow(document, level: str):
+    """The document after following every hint of its report once, in order; and the paths the
+    issues named (the values a fix may change)."""
+    report = dmltile.validate(document, level)
+    named_paths = {i.path for i in report.issues} | {e.path for i in report.issues for e in i.fix}
+    return apply_all(document, report.issues), named_paths, report
+
+
+def keeps_the_rest(original, fixed, paths) -> list[str]:
+    """The paths of values the fix changed though no issue named them."""
+    after = dict(leaves(wrapped(fixed)))
+    return [
+        join_path(list(p))
+        for p, v in leaves(wrapped(original))
+        if not named(p, paths) and after.get(p, v) != v
+    ]
+
+
+def said(value, hint: str) -> bool:
+    """Whether ``hint`` writes ``value``, as JSON, compactly, or as an enum's short name."""
+    forms = {json.dumps(value), json.dumps(value, separators=(",", ":"))}
+    if isinstance(value, str):
+        forms.add(value.rsplit("_TYPE_", 1)[-1])
+    return any(f in hint for f in forms)
+
+
+FIXABLE_EXAMPLES = [
+    r
+    for r in all_rules()
+    if r.fix is not None
+    and r.example.document is not None
+    and r.code not in UNFIXABLE
+    and r.phase != "provider"
+]
+
+
+@pytest.mark.parametrize("rule", FIXABLE_EXAMPLES, ids=lambda r: r.code)
+def test_every_rules_hint_followed_as_written_gives_a_valid_document_keeping_the_rest(rule):
+    level = rule.example.feature_level or "6.4"
+    document = rule.example.document
+    fixed, paths, report = follow(document, level)
+    assert any(i.code == rule.code for i in report.issues), report
+    for i in report.issues:
+        if i.fix:  # the hint says the fix: every value the edits set is written in it
+            assert all(said(e.value, i.hint) for e in i.fix if e.op == "set"), i
+    after = dmltile.validate(fixed, level)
+    assert not after.errors, (rule.code, fixed, after.issues)
+    assert not keeps_the_rest(document, fixed, paths), (rule.code, fixed)
+
+
+# -- 64-bit types where the level has none: 32-bit pairs within the level's rank ---------------------
+@pytest.mark.parametrize(
+    "level,sizes,repeats,pairs,pair_repeats",
+    [
+        ("2.1", [2, 2, 2, 3], [2, 2, 2, 2], [2, 2, 2, 6], [2, 2, 2, 2]),  # rank full: innermost doubled
+        ("1.0", [1, 1, 2, 3], [1, 1, 2, 3], [1, 1, 2, 6], [1, 1, 2, 3]),
+        ("3.1", [2, 3], [2, 2], [2, 3, 2], [2, 2, 1]),  # room for one more axis of 2
+        ("3.1", [1, 1, 1, 1, 1, 1, 2, 3], [1] * 6 + [2, 2], [1] * 6 + [2, 6], [1] * 6 + [2, 2]),
+    ],
+    ids=["2.1-4D", "1.0-4D", "3.1-2D", "3.1-8D"],
+)
+def test_int64_is_read_as_pairs_within_the_levels_rank_and_keeps_the_bytes(
+    level, sizes, repeats, pairs, pair_repeats
+):
+    document = typed("INT64", sizes, repeats)
+    fixed, _, report = follow(document, level)
+    half = "FLOAT32" if level == "1.0" else "UINT32"
+    assert set(report.codes) == {"DML302"}
+    sentence = (
+        f"InputTensor: read the INT64 data as {half} pairs: Sizes [{','.join(map(str, pairs))}], same bytes"
+    )
+    assert all(sentence in i.hint and "OutputTensor: read the INT64" in i.hint for i in report.issues), report
+    assert dmltile.validate(fixed, level).valid, fixed
+    tile = wrapped(fixed)["Desc"]
+    assert tile["InputTensor"]["Desc"]["Sizes"] == pairs and tile["Repeats"] == pair_repeats
+    # same bytes in, same bytes out: the pairs tiled are numpy.tile of the 64-bit values
+    x = np.arange(np.prod(sizes), dtype=np.int64).reshape(sizes) * 0x100000001 - 7
+    as_pairs = x.view(np.uint32 if half == "UINT32" else np.float32).reshape(pairs)
+    out = dmltile.execute(fixed, as_pairs, level)
+    assert out.tobytes() == np.tile(x, repeats).tobytes()
+
+
+def test_a_64_bit_type_whose_innermost_elements_are_apart_gets_no_pairs_fix_at_a_full_rank():
+    document = typed("INT64", [1, 1, 2, 3], [1, 1, 2, 2])
+    document["InputTensor"]["Strides"] = [12, 12, 6, 2]
+    document["InputTensor"]["TotalTensorSizeInBytes"] = 96
+    report = dmltile.validate(document, "2.1")
+    assert all(not i.fix for i in report.issues if i.code == "DML302"), report
+
+
+# -- fixes that add up ----------------------------------------------------------------------------
+def test_repeats_typed_as_the_output_sizes_are_fixed_as_repeats():
+    document = typed("FLOAT32", [1, 1, 2, 3], [1, 1, 6, 9], [1, 1, 6, 9])
+    fixed, _, report = follow(document, "6.4")
+    assert report.codes == ["DML205", "DML205"]
+    assert [i.hint.split(" (or")[0] for i in report.issues] == ["set Repeats[2] to 3", "set Repeats[3] to 3"]
+    assert wrapped(fixed)["Desc"]["Repeats"] == [1, 1, 3, 3]
+    assert wrapped(fixed)["Desc"]["OutputTensor"]["Desc"]["Sizes"] == [1, 1, 6, 9]
+
+
+def test_a_byte_size_two_fixes_change_is_the_size_both_need():
+    document = typed("FLOAT32", [1, 1, 2, 3], [1, 1, 3, 3], [1, 1, 5, 7])
+    document["OutputTensor"]["TotalTensorSizeInBytes"] = 140
+    fixed, _, report = follow(document, "6.4")
+    sizes = {e.value for i in report.issues for e in i.fix if e.path.endswith("TotalTensorSizeInBytes")}
+    assert sizes == {6 * 9 * 4}, report  # not 168 for one axis and 180 for the other
+    assert "then set OutputTensor.TotalTensorSizeInBytes to 216" in report.issues[0].hint
+    assert dmltile.validate(fixed, "6.4").valid, fixed
+
+
+def test_a_fix_touching_two_tensors_names_each():
+    document = typed("FLOAT32", [2, 3, 0], [2, 3, 3], [4, 9, 0])
+    report = dmltile.validate(document, "6.4")
+    first = report.issues[0]
+    assert (
+        first.hint.startswith("set InputTensor.Sizes[2] to 1")
+        and "then set OutputTensor.Sizes[2] to 3" in first.hint
+    )
+    assert dmltile.validate(apply_all(document, report.issues), "6.4").valid
