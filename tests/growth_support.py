@@ -41,7 +41,7 @@ def growth(run: Callable[[Any], Any], make: Callable[[int], Any], n: int, floor:
     ratios = []
     for _ in range(3):
         # Interleaved, so that other load on the machine slows both alike; the least of each.
-        rounds = [(time_of(small), time_of(large)) for _ in range(7)]
+        rounds = [(time_of(small), time_of(large)) for _ in range(5)]
         ratios.append(min(t for _, t in rounds) / min(t for t, _ in rounds))
         if ratios[-1] <= LINEAR:
             break

@@ -148,10 +148,13 @@ def wrap_operator(document: Any) -> Any:
     return document
 
 
-def wrap_document(document: Any, tensors: Sequence[str] = ("InputTensor", "OutputTensor")) -> Any:
+def wrap_document(
+    document: Any, tensors: Sequence[str] = ("InputTensor", "OutputTensor"), deep_copy: bool = True
+) -> Any:
     """The whole document in the canonical shape: the operator and each named tensor wrapped,
-    nothing else changed (a deep copy: the input is not modified)."""
-    doc = wrap_operator(copy.deepcopy(document))
+    nothing else changed (a deep copy, unless ``deep_copy`` is False for a document nothing else
+    holds: the objects wrapped are new either way, so the input is not modified)."""
+    doc = wrap_operator(copy.deepcopy(document) if deep_copy else document)
     if not isinstance(doc, dict) or not isinstance(doc.get("Desc"), dict):
         return doc
     desc = dict(doc["Desc"])

@@ -25,25 +25,41 @@ _SCALAR = re.compile(r"[^\s,\]\}/]+")
 _MAX_DEPTH = 64
 
 
-@dataclass
-class Member:
-    """One ``"key": value`` of an object: where its key starts and ends, and its value."""
-
-    key: str
-    key_start: int
-    key_end: int
-    value: Span
-
-
-@dataclass
+@dataclass(slots=True)
 class Span:
-    """Where one JSON value is in the text (``start``..``end``); an object's members or an array's
-    elements in the order written (both None for a scalar)."""
+    """Where one JSON value is in the text (``start``..``end``, ``size`` characters); an object's
+    members or an array's elements in the order written (both None for a scalar)."""
 
     start: int
-    end: int = 0
+    size: int = 0  # not the end: a small size is a shared int, an end one object per value
     members: list[Member] | None = None
     elements: list[Span] | None = field(default=None)
+
+    @property
+    def end(self) -> int:
+        return self.start + self.size
+
+
+@dataclass(slots=True)
+class Member(Span):
+    """One ``"key": value`` of an object: its key, and where its value is (the member is its value's
+    span too: one object per member, as an object may hold hundreds of thousands). ``key_gap``: how
+    far before the value the key starts."""
+
+    key: str = ""
+    key_gap: int = 0
+
+    @property
+    def value(self) -> Span:
+        return self
+
+    @property
+    def key_start(self) -> int:
+        return self.start - self.key_gap
+
+    def key_end(self, text: str) -> int:
+        """Where the key's text ends (found again when needed, not kept for every member)."""
+        return _STRING.match(text, self.key_start).end()  # type: ignore[union-attr]
 
 
 class _Reader:
@@ -70,7 +86,7 @@ class _Reader:
             if m is None:
                 raise ValueError("not JSON")
             self.i = m.end()
-        span.end = self.i
+        span.size = self.i - span.start
         return span
 
     def _members(self, depth: int) -> list[Member]:
@@ -87,7 +103,11 @@ class _Reader:
             self.i = m.end()
             self.skip()
             self.i += 1  # the colon
-            members.append(Member(json.loads(m.group()), m.start(), m.end(), self.value(depth + 1)))
+            key = m.group()
+            # a key without escapes is its own text between the quotes: no JSON decoder per key
+            name = key[1:-1] if "\\" not in key else json.loads(key)
+            v = self.value(depth + 1)
+            members.append(Member(v.start, v.size, v.members, v.elements, name, v.start - m.start()))
             self._comma()
 
     def _elements(self, depth: int) -> list[Span]:

@@ -15,10 +15,10 @@ import json
 import re
 from typing import Any
 
-from ..core.layout import OPERATOR_TYPE_TILE, TENSOR_TYPE_BUFFER, wrap_operator, wrap_tensor
+from ..core.layout import OPERATOR_TYPE_TILE, TENSOR_TYPE_BUFFER, wrap_document, wrap_operator, wrap_tensor
 from .dxdispatch import DXDISPATCH_KEYS, canonical_document
 from .locate import Member, Span, spans
-from .rules.edits import TENSORS, wrapped
+from .rules.edits import TENSORS
 from .source import loads, strip_jsonc
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TILE_KEYS
 
@@ -30,8 +30,17 @@ Change = tuple[int, int, str]  # replace text[start:end] with this
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal as JSON values (``1``, ``1.0`` and ``true`` are three different texts)."""
-    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+    """Equal as JSON values (``1``, ``1.0`` and ``true`` are three different texts), compared in
+    place: no text of a whole document is made to compare it."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_same, a, b))
+    return repr(a) == repr(b) if isinstance(a, float) else bool(a == b)  # -0.0 is not 0.0
 
 
 def _unwrapped_tensor(tensor: Any, written: Any) -> Any:
@@ -62,12 +71,15 @@ def in_file_shape(original: Any, fixed: Any) -> Any:
     written = original if bare_operator else original.get("Desc")
     written = written if isinstance(written, dict) else {}
     any_bare = bare_operator or any(_bare(v, wrap_tensor) for v in written.values())
-    desc = dict(fixed["Desc"])
-    for name in TENSORS:
-        if name not in desc:  # still missing after the fix (no value to derive it from): stays out
-            continue
-        if name in written and _bare(written[name], wrap_tensor) or (name not in written and any_bare):
-            desc[name] = _unwrapped_tensor(desc.get(name), written.get(name))
+    desc = fixed["Desc"]
+    bare = {  # a tensor still missing after the fix (no value to derive it from) stays out
+        name: _unwrapped_tensor(desc[name], written.get(name))
+        for name in TENSORS
+        if name in desc
+        and (name in written and _bare(written[name], wrap_tensor) or (name not in written and any_bare))
+    }
+    if bare:  # copied only when a tensor changes: the desc may hold a great many unknown keys
+        desc = {**desc, **bare}
     if not bare_operator:
         return {**fixed, "Desc": desc}
     keep_type = "Type" in original or fixed.get("Type") != OPERATOR_TYPE_TILE
@@ -140,47 +152,49 @@ class _Splicer:
             for element, a, b in zip(span.elements, old, new, strict=True):
                 self.value(element, a, b)
         else:
-            multiline = "\n" in self.text[span.start : span.end]
-            self.changes.append((span.start, span.end, self.render(new, span.start, multiline)))
+            self.changes.append((span.start, span.end, self.render(new, span.start, self.multiline(span))))
+
+    def multiline(self, span: Span) -> bool:
+        return self.text.find("\n", span.start, span.end) != -1
 
     def separator(self, member: Member) -> str:
         """What stands between two members where ``member`` is: a new line and its indent, or a space."""
-        before = self.text[: member.key_start].rstrip(" \t")
-        return "\n" + self.line_indent(member.key_start) if before.endswith("\n") else " "
+        start = self.text.rfind("\n", 0, member.key_start) + 1
+        own_line = not self.text[start : member.key_start].strip(" \t")
+        return "\n" + self.line_indent(member.key_start) if own_line and start else " "
 
     def members(self, span: Span, old: dict, new: dict) -> None:
         members = span.members or []
         names = _renames([m for m in members if m.key not in new], [k for k in new if k not in old], old, new)
-        kept = [m for m in members if m.key in new or m.key in names]
+        is_kept = [m.key in new or m.key in names for m in members]
+        kept = [m for m, k in zip(members, is_kept, strict=True) if k]
         if not kept:
-            self.changes.append(
-                (span.start, span.end, self.render(new, span.start, "\n" in self.text[span.start : span.end]))
-            )
+            self.changes.append((span.start, span.end, self.render(new, span.start, self.multiline(span))))
             return
         for m in kept:
             key = names.get(m.key, m.key)
             if key != m.key:
-                self.changes.append((m.key_start, m.key_end, json.dumps(key)))
+                self.changes.append((m.key_start, m.key_end(self.text), json.dumps(key)))
             self.value(m.value, old[m.key], new[key])
-        self.removals(members, kept)
+        self.removals(members, is_kept)
         added = [k for k in new if k not in old and k not in names.values()]
-        self.insertions(kept, {names.get(m.key, m.key): m for m in kept}, added, new)
+        if added:
+            self.insertions(kept, {names.get(m.key, m.key): m for m in kept}, added, new)
 
-    def removals(self, members: list[Member], kept: list[Member]) -> None:
+    def removals(self, members: list[Member], is_kept: list[bool]) -> None:
         """Each member not kept goes from its key to the next member's; a run at the end goes from the
         last kept value's end, taking the comma before it."""
-        last_kept = members.index(kept[-1])
-        kept_keys = {m.key for m in kept}
-        for n, m in enumerate(members[:last_kept]):
-            if m.key not in kept_keys:
-                self.changes.append((m.key_start, members[n + 1].key_start, ""))
+        last_kept = len(is_kept) - 1 - is_kept[::-1].index(True)
+        for n in range(last_kept):
+            if not is_kept[n]:
+                self.changes.append((members[n].key_start, members[n + 1].key_start, ""))
         if last_kept < len(members) - 1:
-            self.changes.append((kept[-1].value.end, members[-1].value.end, ""))
+            self.changes.append((members[last_kept].value.end, members[-1].value.end, ""))
 
     def insertions(self, kept: list[Member], by_key: dict[str, Member], added: list[str], new: dict) -> None:
         """Each added member after the last one written that comes before it in DirectML's field
         order (before the first member when none does), on its own line if its neighbours are."""
-        multiline = any("\n" in self.text[m.value.start : m.value.end] for m in kept)
+        multiline = any(self.multiline(m.value) for m in kept)
         for key in sorted(added, key=lambda k: _FIELD_ORDER.get(k, len(_FIELD_ORDER))):
             rank = _FIELD_ORDER.get(key, len(_FIELD_ORDER))
             before = [m for k, m in by_key.items() if _FIELD_ORDER.get(k, len(_FIELD_ORDER)) <= rank]
@@ -195,14 +209,14 @@ class _Splicer:
             self.changes.append((at, at, text))
 
     def result(self) -> str:
-        """The text with every change made, the last first so that earlier offsets stay true (a
-        removal before an insertion at its start, insertions at one place in the order made)."""
-        text = self.text
-        order = sorted(range(len(self.changes)), key=lambda n: (self.changes[n][0], self.changes[n][1], n))
-        for n in reversed(order):
-            start, end, new = self.changes[n]
-            text = text[:start] + new + text[end:]
-        return text
+        """The text with every change made, in one pass from the start (an insertion before a
+        removal that starts where it is, insertions at one place in the order made): the text
+        between changes is copied once, however many changes there are."""
+        pieces, at = [], 0
+        for start, end, new in sorted(self.changes, key=lambda c: (c[0], c[1])):
+            pieces += [self.text[at:start], new]
+            at = max(at, end)
+        return "".join(pieces) + self.text[at:]
 
 
 def _renames(gone: list[Member], added: list[str], old: dict, new: dict) -> dict[str, str]:
@@ -226,9 +240,10 @@ def _containers(a: Any, b: Any) -> bool:
     return isinstance(a, (dict, list)) and type(a) is type(b)
 
 
-def splice(text: str, new: Any) -> str:
-    """``text`` (JSON or JSONC) holding ``new`` instead, changed only where the values differ."""
-    old = loads(strip_jsonc(text))
+def splice(text: str, new: Any, old: Any = None) -> str:
+    """``text`` (JSON or JSONC) holding ``new`` instead, changed only where the values differ;
+    ``old``: what ``text`` reads as, when the caller has read it already."""
+    old = loads(strip_jsonc(text)) if old is None else old
     splicer = _Splicer(text)
     splicer.value(spans(text), old, new)
     return splicer.result()
@@ -238,7 +253,8 @@ def keep_layout(text: str, fixed: Any) -> str:
     """The file's ``text`` holding the ``fixed`` document (canonical, wrapped), in the file's shape
     and layout; ValueError when the text cannot be read or the result would not be ``fixed``."""
     original = loads(strip_jsonc(text))
-    out = splice(text, in_file_shape(original, fixed))
-    if not _same(wrapped(loads(strip_jsonc(out))), fixed):
+    out = splice(text, in_file_shape(original, fixed), original)
+    del original  # the text read back below is the only document beside ``fixed`` from here
+    if not _same(wrap_document(loads(strip_jsonc(out)), TENSORS, deep_copy=False), fixed):
         raise ValueError("the fixed text does not read back as the fixed document")
     return out

@@ -13,9 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dmltile
+from dmltile.cli.checker import fix_files
 from dmltile.teach.exercises import check_exercise, said_byte_count, said_numbers
+from dmltile.validate.levels import newest_level
 from dmltile.validate.paths import split_path
 from dmltile.validate.source import strip_jsonc
+from dmltile.validate.splice import splice
 from tests.cli_support import DOC_EXAMPLE
 from tests.growth_support import LINEAR, growth
 
@@ -78,6 +81,32 @@ def test_guessing_is_linear(exercise, make):
 
 def test_judging_many_unknown_keys_is_linear():
     assert growth(dmltile.validate, with_unknown_keys, 20_000) <= LINEAR
+
+
+def every_other_key_removed(n: int) -> tuple[str, dict]:
+    # Long values: a text many times longer than its members are many, whose copy per change shows.
+    doc = {f"k{i}": "v" * 1000 for i in range(n)}
+    return json.dumps(doc, indent=2), {k: v for k, v in list(doc.items())[::2]}
+
+
+def test_splicing_many_changes_is_linear():
+    """Each change made in one pass over the text (the text was copied whole for each change)."""
+    assert growth(lambda made: splice(*made), every_other_key_removed, 2_000) <= LINEAR
+
+
+def test_fixing_many_unknown_keys_is_linear(tmp_path):
+    """``--diff`` (``--fix`` without the write): judging, fixing and splicing the fixed document into
+    the text of a document of many unknown keys."""
+
+    def written(n: int) -> str:
+        path = tmp_path / f"{n}.json"
+        path.write_text(json.dumps(json.loads(with_unknown_keys(n)), indent=2))
+        return str(path)
+
+    said: list[str] = []
+    fix = lambda f: fix_files([f], newest_level(), write=False, say=said.append)  # noqa: E731
+    assert growth(fix, written, 2_000) <= LINEAR
+    assert said and '-    "k0": 0,' in said[0]
 
 
 def test_reading_a_path_is_linear():
