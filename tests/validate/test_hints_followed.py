@@ -150,3 +150,12 @@ def test_a_fix_touching_two_tensors_names_each():
         and "then set OutputTensor.Sizes[2] to 3" in first.hint
     )
     assert dmltile.validate(apply_all(document, report.issues), "6.4").valid
+
+
+def test_a_64_bit_input_beside_an_output_of_another_type_is_said_as_pairs_for_the_input_alone():
+    # The pairs sentence names each tensor it rewrites; a mismatched output is DML206's to fix.
+    doc = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3], dtype="FLOAT64").to_dict()
+    doc["Desc"]["OutputTensor"]["Desc"]["DataType"] = "DML_TENSOR_DATA_TYPE_FLOAT32"
+    report = dmltile.validate(doc, feature_level="1.0")
+    hint = next(i.hint for i in report.issues if i.code == "DML302")
+    assert "InputTensor: read the FLOAT64 data as FLOAT32 pairs" in hint and "OutputTensor: read" not in hint

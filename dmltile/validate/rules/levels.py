@@ -181,6 +181,8 @@ def say_pairs(dtype: DataType, edits: list[Edit]) -> str:
     said = []
     for t in TENSORS:
         base = f"Desc.{t}.Desc"
+        if f"{base}.DataType" not in new:  # a tensor of another type (a mismatch) keeps its own
+            continue
         half = DataType.parse(new[f"{base}.DataType"]).name
         layout = f"Sizes {_compact(new.get(f'{base}.Sizes'))}"
         if isinstance(new.get(f"{base}.Strides"), list):
