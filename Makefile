@@ -7,7 +7,7 @@ LINTED := dmltile tests bench docs examples
 
 .PHONY: test test-machines lint demo bench bench-sweep browser clean directml directml-live
 
-$(STAMP): pyproject.toml hatch_build.py dmltile/execute/fast/kernel.c
+$(STAMP): pyproject.toml hatch_build.py dmltile/execute/fast/c/kernel.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)

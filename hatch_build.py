@@ -1,4 +1,4 @@
-"""Build hook: compile the optional copy kernel (dmltile/execute/fast/kernel.c).
+"""Build hook: compile the optional copy kernel (dmltile/execute/fast/c/kernel.c).
 
 It is a plain shared library loaded with ctypes (no Python headers needed), built with the C
 compiler Python was built with, else ``cc``/``gcc``/``clang`` (``CC`` overrides). When no compiler
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("dmltile/execute/fast/kernel.c")
+SOURCE = Path("dmltile/execute/fast/c/kernel.c")
 LIBRARY = SOURCE.with_name("_kernel" + (".dll" if sys.platform == "win32" else ".so"))
 
 

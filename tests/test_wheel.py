@@ -80,11 +80,11 @@ def test_installed_wheel_validates_outside_the_source_tree(installed, tmp_path):
 
 
 def test_the_wheel_carries_and_loads_its_copy_kernel(wheel, installed, tmp_path):
-    # The build hook compiles fast/kernel.c into the wheel (a platform wheel then) when a C
+    # The build hook compiles fast/c/kernel.c into the wheel (a platform wheel then) when a C
     # compiler exists; the installed package loads that library, not the checkout's.
     if not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler here: the wheel is pure Python and plans run on NumPy alone")
-    assert f"dmltile/execute/fast/{LIBRARY}" in zipfile.ZipFile(wheel).namelist()
+    assert f"dmltile/execute/fast/c/{LIBRARY}" in zipfile.ZipFile(wheel).namelist()
     assert not wheel.name.endswith("-none-any.whl"), wheel.name
     target = installed
     script = (

@@ -1,4 +1,4 @@
-"""The optional compiled kernel (``kernel.c``), loaded with ctypes.
+"""The optional compiled kernel (``c/kernel.c``), loaded with ctypes.
 
 The build hook (``hatch_build.py``) compiles it into this folder when a C compiler is present.
 Without it (no compiler, ``DMLTILE_KERNEL=0``, or a build older than ``kernel.c``) ``loaded()`` is
@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 
 LIBRARY = "_kernel" + (".dll" if sys.platform == "win32" else ".so")
-SOURCE = Path(__file__).with_name("kernel.c")
+SOURCE = Path(__file__).with_name("c") / "kernel.c"
 
 
 def library_path() -> Path:
