@@ -85,6 +85,10 @@ class NumpyTile(CompiledTile):
     def __call__(self, x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Tile ``x`` into ``out`` or a new array (CompiledTile's contract); the common call, matching
         arrays passed again, is checked with a few identity tests before running the recipe."""
+        last = self._arrays.last
+        if last is not None and last[0] is x and last[1] is out:  # checked when first seen
+            last[2]()
+            return out
         if (
             type(x) is np.ndarray
             and type(out) is np.ndarray

@@ -34,7 +34,8 @@ class Runner:
 
     def __init__(self, recipe: Recipe):
         self.recipe = recipe
-        self._last: tuple[np.ndarray, np.ndarray, Callable[[], object]] | None = None
+        # the one "same arrays again" cache: (src, dst, the copy bound to them)
+        self.last: tuple[np.ndarray, np.ndarray, Callable[[], object]] | None = None
         if recipe.kind == "kernel":
             lib = kernel.loaded()
             if lib is None:
@@ -48,7 +49,7 @@ class Runner:
     def __call__(self, src: Any, dst: Any, prepare: Prepare | None = None) -> None:
         """Copy; ``prepare`` first turns the caller's objects into the two arrays (checking them) when
         they are not the ones of the last call."""
-        last = self._last
+        last = self.last
         if last is not None and last[0] is src and last[1] is dst:
             last[2]()
             return
@@ -57,7 +58,7 @@ class Runner:
         small = src_array.nbytes <= CACHE_MAX_BYTES and dst_array.nbytes <= CACHE_MAX_BYTES
         # ndarrays only: their memory never moves (a bytearray's may, when it is resized)
         if small and not own_src and type(src) is np.ndarray and type(dst) is np.ndarray:
-            self._last = (src, dst, call)
+            self.last = (src, dst, call)
         call()
 
     def _bind(self, src: np.ndarray, dst: np.ndarray) -> tuple[Callable[[], object], bool]:

@@ -20,10 +20,13 @@ Python reads every figure the planner needs from dmltile_fast_table(); nothing h
 
 #ifndef _WIN32
 #include <pthread.h>
+#include <sched.h>
 #define HAVE_WORKER 1
+#define relax() sched_yield()
 #define EXPORT __attribute__((visibility("default")))
 #else
 #define HAVE_WORKER 0
+#define relax() ((void)0)
 #define EXPORT __declspec(dllexport)
 #endif
 
@@ -49,14 +52,23 @@ typedef struct {
     int64_t size, dst, src, replicate;
 } axis_t;
 
+/* A phase of a two-thread job: its chunks start only when every chunk of the phases before is done. */
+typedef struct {
+    int kind;                  /* FILL, SEED or COPY */
+    int axis;                  /* FILL: the axis cut into ranges (ndim: whole runs); else the repeat */
+    int64_t units, chunks, first, span; /* units of work, chunks, number of its first chunk, seed span */
+} phase_t;
+enum { FILL, SEED, COPY };
+
 typedef struct {
     int ndim, stream; /* stream: write with streaming stores, bypassing the caches */
     int64_t run;
     axis_t ax[MAX_DIMS];
     char *dst;
     const char *src;
-    int split;                  /* chunks cut the axes up to this one, flattened */
-    int64_t units, chunks, next; /* units of that flattened range, chunks of them, next chunk free */
+    phase_t phase[MAX_DIMS + 1];
+    int phases;
+    int64_t chunks, next, done; /* chunks of all phases, the next one free, those finished */
 } job_t;
 
 /* Copy n bytes; short runs by a pair of fixed-size moves that may overlap (no call). */
@@ -132,6 +144,27 @@ static void replicate(char *d, int64_t block, int64_t count, int stream) {
 
 static void fill_range(const job_t *j, int a, int64_t lo, int64_t hi, char *dst, const char *src, int stream);
 
+static inline void fill(const job_t *j, int a, char *dst, const char *src, int stream);
+
+/* Streamed, a small repeated block is built in a buffer of the thread's own, doubled there up to
+   REPLICATE_MAX bytes, and streamed out from it: every byte of the output is written once, without
+   being read first (bench class "large outputs"). */
+static void stream_repeats(const job_t *j, int a, char *d, const char *s, int64_t count) {
+    static __thread char buffer[REPLICATE_MAX] __attribute__((aligned(64)));
+    int64_t block = j->ax[a].dst, total = block * count, reach = REPLICATE_MAX / block;
+    int64_t span = block * (reach > count ? count : reach), have, n;
+    if (a == j->ndim - 1) move(buffer, s, j->run);
+    else fill(j, a + 1, buffer, s, 0);
+    for (have = block; have < span; have += n) {
+        n = span - have < have ? span - have : have;
+        move(buffer + have, buffer, n);
+    }
+    for (have = 0; have < total; have += n) {
+        n = total - have < span ? total - have : span;
+        stream_move(d + have, buffer, n);
+    }
+}
+
 static inline void fill(const job_t *j, int a, char *dst, const char *src, int stream) {
     fill_range(j, a, 0, j->ax[a].size, dst, src, stream);
 }
@@ -144,7 +177,9 @@ static void fill_range(const job_t *j, int a, int64_t lo, int64_t hi, char *dst,
     char *d = dst + lo * x->dst;
     const char *s = src + lo * x->src;
     int64_t i, run = j->run;
-    if (x->replicate) {
+    if (x->replicate && stream && x->dst <= REPLICATE_MAX) {
+        stream_repeats(j, a, d, s, hi - lo);
+    } else if (x->replicate) {
         int first = stream && x->dst > REPLICATE_MAX;
         if (a == j->ndim - 1) {
             if (first) stream_move(d, s, run);
@@ -164,29 +199,115 @@ static void fill_range(const job_t *j, int a, int64_t lo, int64_t hi, char *dst,
     }
 }
 
-/* Chunk c: its share of the units, each a range of the split axis under one index of the axes
-   before it (those are looped, so every chunk is independent of the others). */
-static void run_chunk(const job_t *j, int64_t c) {
-    int64_t u = j->units * c / j->chunks, end = j->units * (c + 1) / j->chunks;
-    int64_t n = j->ax[j->split].size;
-    while (u < end) {
-        int64_t prefix = u / n, i = u % n, hi = i + (end - u) < n ? i + (end - u) : n;
-        char *d = j->dst;
-        const char *s = j->src;
-        for (int a = j->split - 1; a >= 0; a--) {
-            int64_t k = prefix % j->ax[a].size;
-            prefix /= j->ax[a].size;
-            d += k * j->ax[a].dst;
-            s += k * j->ax[a].src;
-        }
-        fill_range(j, j->split, i, hi, d, s, j->stream);
-        u += hi - i;
+/* Offsets of prefix index p over the looped axes before `limit` (replicated repeats stay at 0). */
+static void at_prefix(const job_t *j, int limit, int64_t p, char **d, const char **s) {
+    for (int a = limit - 1; a >= 0; a--) {
+        if (j->ax[a].replicate) continue;
+        *d += (p % j->ax[a].size) * j->ax[a].dst;
+        *s += (p % j->ax[a].size) * j->ax[a].src;
+        p /= j->ax[a].size;
     }
 }
 
-static void drain(job_t *j) {
-    int64_t c;
-    while ((c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->chunks) run_chunk(j, c);
+static int64_t prefixes(const job_t *j, int limit) {
+    int64_t n = 1;
+    for (int a = 0; a < limit; a++)
+        if (!j->ax[a].replicate) n *= j->ax[a].size;
+    return n;
+}
+
+/* Chunk c of phase f: FILL gathers its share of the first blocks (a range of the cut axis under one
+   prefix, or whole runs), SEED doubles one first block of a repeat up to its span, COPY copies its
+   share of the bytes after that span from the span (the output repeats with the span's period). */
+static void run_chunk(const job_t *j, const phase_t *f, int64_t c) {
+    int64_t u = f->units * (c - f->first) / f->chunks, end = f->units * (c - f->first + 1) / f->chunks;
+    int64_t n = f->axis < j->ndim ? j->ax[f->axis].size : 1;
+    int64_t block = f->axis < j->ndim ? j->ax[f->axis].dst : 0, length = n * block - f->span;
+    while (u < end) {
+        char *d = j->dst;
+        const char *s = j->src;
+        int64_t step;
+        if (f->kind == FILL) {
+            int64_t i = u % n, hi = i + (end - u) < n ? i + (end - u) : n;
+            at_prefix(j, f->axis, u / n, &d, &s);
+            if (f->axis == j->ndim) move(d, s, j->run);
+            else fill_range(j, f->axis, i, hi, d, s, j->stream);
+            step = hi - i;
+        } else if (f->kind == SEED) {
+            at_prefix(j, f->axis, u, &d, &s);
+            for (int64_t have = block; have < f->span; have *= 2)
+                move(d + have, d, f->span - have < have ? f->span - have : have);
+            step = 1;
+        } else {
+            int64_t t = u % length, from = t % f->span;
+            at_prefix(j, f->axis, u / length, &d, &s);
+            step = end - u;
+            if (step > f->span - from) step = f->span - from;
+            if (step > length - t) step = length - t;
+            if (j->stream) stream_move(d + f->span + t, d + from, step);
+            else move(d + f->span + t, d + from, step);
+        }
+        u += step;
+    }
+}
+
+/* Take chunks until none is left; a chunk waits for the phases before its own to be done (for at most
+   the chunks the other thread holds). */
+static int64_t drain(job_t *j) {
+    int64_t c, mine = 0;
+    while ((c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->chunks) {
+        const phase_t *f = j->phase;
+        while (c >= f->first + f->chunks) f++;
+        for (int spins = 0; __atomic_load_n(&j->done, __ATOMIC_ACQUIRE) < f->first; spins++)
+            if (spins > 1000) relax();
+        run_chunk(j, f, c);
+        fence();
+        __atomic_fetch_add(&j->done, 1, __ATOMIC_RELEASE);
+        mine++;
+    }
+    return mine;
+}
+
+static int64_t clamp_chunks(int64_t bytes) {
+    int64_t n = bytes / CHUNK_BYTES;
+    return n < 1 ? 1 : n > MAX_CHUNKS ? MAX_CHUNKS : n;
+}
+
+static void add_phase(job_t *j, int kind, int axis, int64_t units, int64_t chunks, int64_t span) {
+    if (units <= 0) return;
+    phase_t *f = &j->phase[j->phases++];
+    f->kind = kind, f->axis = axis, f->units = units, f->span = span;
+    f->chunks = chunks < units ? chunks : units;
+    f->first = j->chunks;
+    j->chunks += f->chunks;
+}
+
+/* The phases of a two-thread job: the looped axes are cut (flattened, outermost first) until there
+   are enough chunks; the replicated repeats above that cut are filled in first blocks only, then
+   copied forward, the innermost repeat first. */
+static void plan_phases(job_t *j, int64_t total) {
+    int64_t units = 1, repeated = 1;
+    int cut = j->ndim;
+    j->phases = 0, j->chunks = 0, j->next = 0, j->done = 0;
+    for (int a = 0; a < j->ndim; a++) {
+        if (j->ax[a].replicate) {
+            repeated *= j->ax[a].size;
+            continue;
+        }
+        units *= j->ax[a].size;
+        if (units >= clamp_chunks(total / repeated)) {
+            cut = a;
+            break;
+        }
+    }
+    add_phase(j, FILL, cut, units, clamp_chunks(total / repeated), 0);
+    for (int a = cut - 1; a >= 0; a--) {
+        if (!j->ax[a].replicate) continue;
+        int64_t block = j->ax[a].dst, count = j->ax[a].size, reach = REPLICATE_MAX / block;
+        int64_t span = block * (reach < 1 ? 1 : reach > count ? count : reach), p = prefixes(j, a);
+        if (span > block) add_phase(j, SEED, a, p, p, span);
+        add_phase(j, COPY, a, p * (count * block - span), clamp_chunks(p * (count * block - span)), span);
+    }
 }
 
 static int64_t worker_chunks; /* chunks the worker ran, for the tests */
@@ -208,13 +329,7 @@ static void *worker(void *unused) {
         job_t *j = posted;
         inside = 1;
         pthread_mutex_unlock(&lock);
-        int64_t c, mine = 0;
-        while ((c = __atomic_fetch_add(&j->next, 1, __ATOMIC_RELAXED)) < j->chunks) {
-            run_chunk(j, c);
-            mine++;
-        }
-        fence();
-        __atomic_fetch_add(&worker_chunks, mine, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&worker_chunks, drain(j), __ATOMIC_RELAXED);
         pthread_mutex_lock(&lock);
         inside = 0;
         pthread_cond_signal(&idle);
@@ -289,16 +404,7 @@ EXPORT int dmltile_fast_run(const int64_t *recipe, char *dst, const char *src) {
     j.dst = dst;
     j.src = src;
     if (recipe[2] > 1 && HAVE_WORKER) {
-        int64_t want = total / CHUNK_BYTES;
-        want = want < 2 ? 2 : want > MAX_CHUNKS ? MAX_CHUNKS : want;
-        j.units = 1;
-        for (j.split = 0; j.split < j.ndim; j.split++) {
-            j.units *= j.ax[j.split].size;
-            if (j.units >= want) break;
-        }
-        if (j.split == j.ndim) j.split = j.ndim - 1;
-        j.chunks = j.units < want ? j.units : want;
-        j.next = 0;
+        plan_phases(&j, total);
         if (j.chunks > 1 && share(&j)) return 0;
     }
     fill(&j, 0, dst, src, j.stream);
