@@ -71,32 +71,45 @@ typedef struct {
     int64_t chunks, next, done; /* chunks of all phases, the next one free, those finished */
 } job_t;
 
-/* Copy n bytes; short runs by a pair of fixed-size moves that may overlap (no call). */
+typedef struct {
+    uint64_t lo, hi;
+} pair_t; /* 16 bytes, moved as one vector where the CPU has them */
+
+/* Copy n bytes; runs up to 64 bytes by fixed-size moves that may overlap (no call). */
 static inline void move(char *d, const char *s, int64_t n) {
-    if (n > 16) {
+    if (n > 64) {
         memcpy(d, s, (size_t)n);
+    } else if (n > 32) {
+        pair_t a, b, c, e;
+        memcpy(&a, s, 16), memcpy(&b, s + 16, 16), memcpy(&c, s + n - 32, 16), memcpy(&e, s + n - 16, 16);
+        memcpy(d, &a, 16), memcpy(d + 16, &b, 16), memcpy(d + n - 32, &c, 16), memcpy(d + n - 16, &e, 16);
+    } else if (n > 16) {
+        pair_t a, b;
+        memcpy(&a, s, 16), memcpy(&b, s + n - 16, 16);
+        memcpy(d, &a, 16), memcpy(d + n - 16, &b, 16);
     } else if (n >= 8) {
         uint64_t a, b;
-        memcpy(&a, s, 8);
-        memcpy(&b, s + n - 8, 8);
-        memcpy(d, &a, 8);
-        memcpy(d + n - 8, &b, 8);
+        memcpy(&a, s, 8), memcpy(&b, s + n - 8, 8);
+        memcpy(d, &a, 8), memcpy(d + n - 8, &b, 8);
     } else if (n >= 4) {
         uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        memcpy(d, &a, 4);
-        memcpy(d + n - 4, &b, 4);
+        memcpy(&a, s, 4), memcpy(&b, s + n - 4, 4);
+        memcpy(d, &a, 4), memcpy(d + n - 4, &b, 4);
     } else if (n >= 2) {
         uint16_t a, b;
-        memcpy(&a, s, 2);
-        memcpy(&b, s + n - 2, 2);
-        memcpy(d, &a, 2);
-        memcpy(d + n - 2, &b, 2);
+        memcpy(&a, s, 2), memcpy(&b, s + n - 2, 2);
+        memcpy(d, &a, 2), memcpy(d + n - 2, &b, 2);
     } else if (n == 1) {
         *d = *s;
     }
 }
+
+/* A loop of runs of one fixed size: the size known to the compiler, each run one load and store. */
+#define RUNS(type)                                                     \
+    for (; i < hi; i++, d += x->dst, s += x->src) {                   \
+        type v;                                                        \
+        memcpy(&v, s, sizeof v), memcpy(d, &v, sizeof v);              \
+    }
 
 /* Copy n bytes with streaming stores where the CPU has them: the output's lines are written without
    being read first (outputs larger than the last-level cache, bench class "large outputs"). */
@@ -150,7 +163,7 @@ static inline void fill(const job_t *j, int a, char *dst, const char *src, int s
    REPLICATE_MAX bytes, and streamed out from it: every byte of the output is written once, without
    being read first (bench class "large outputs"). */
 static void stream_repeats(const job_t *j, int a, char *d, const char *s, int64_t count) {
-    static __thread char buffer[REPLICATE_MAX] __attribute__((aligned(64)));
+    char buffer[REPLICATE_MAX] __attribute__((aligned(64)));
     int64_t block = j->ax[a].dst, total = block * count, reach = REPLICATE_MAX / block;
     int64_t span = block * (reach > count ? count : reach), have, n;
     if (a == j->ndim - 1) move(buffer, s, j->run);
@@ -177,7 +190,7 @@ static void fill_range(const job_t *j, int a, int64_t lo, int64_t hi, char *dst,
     char *d = dst + lo * x->dst;
     const char *s = src + lo * x->src;
     int64_t i, run = j->run;
-    if (x->replicate && stream && x->dst <= REPLICATE_MAX) {
+    if (x->replicate && stream && x->dst <= REPLICATE_MAX && (hi - lo) * x->dst >= REPLICATE_MAX) {
         stream_repeats(j, a, d, s, hi - lo);
     } else if (x->replicate) {
         int first = stream && x->dst > REPLICATE_MAX;
@@ -189,10 +202,21 @@ static void fill_range(const job_t *j, int a, int64_t lo, int64_t hi, char *dst,
         }
         replicate(d, x->dst, hi - lo, stream);
     } else if (a == j->ndim - 1) { /* the innermost axis: runs */
-        if (stream) {
-            for (i = lo; i < hi; i++, d += x->dst, s += x->src) stream_move(d, s, run);
+        i = lo;
+        if (stream && run >= 64) {
+            for (; i < hi; i++, d += x->dst, s += x->src) stream_move(d, s, run);
+        } else if (run == 1) {
+            RUNS(uint8_t)
+        } else if (run == 2) {
+            RUNS(uint16_t)
+        } else if (run == 4) {
+            RUNS(uint32_t)
+        } else if (run == 8) {
+            RUNS(uint64_t)
+        } else if (run == 16) {
+            RUNS(pair_t)
         } else {
-            for (i = lo; i < hi; i++, d += x->dst, s += x->src) move(d, s, run);
+            for (; i < hi; i++, d += x->dst, s += x->src) move(d, s, run);
         }
     } else {
         for (i = lo; i < hi; i++, d += x->dst, s += x->src) fill(j, a + 1, d, s, stream);
