@@ -341,7 +341,7 @@ def median_call(fn, before=None) -> float:
 def contention(name, in_shape, repeats, dtype) -> dict | None:
     """Medians alone, beside a busy process and after the other library, for the op and onnxruntime."""
     x = np.random.default_rng(0).integers(0, 100, size=in_shape).astype(dtype)
-    desc = dmltile.tile_desc(in_shape, repeats, dtype=DTYPE_NAMES[dtype])
+    desc = dmltile.tile_desc(in_shape, repeats, dtype=dtype.upper())
     out = np.empty(desc.output.sizes, dtype)
     ort, _ = ort_runner(x, repeats, out)
     if ort is None:
