@@ -36,6 +36,11 @@ class InputError(DmlTileError):
     """The input could not be read at all (missing file, a directory, unreadable bytes)."""
 
 
+class ArgumentError(DmlTileError):
+    """An argument a dmltile function cannot take (the wrong type, or a value it cannot mean); the
+    message names the argument and the value."""
+
+
 class EnumParseError(DmlTileError):
     """A value that names no member of a DirectML enum."""
 

@@ -129,5 +129,7 @@ def tile_model_file(folder: Path) -> Path:
         [repeats],
     )
     path = folder / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 10  # one every measured onnxruntime loads (DML508)
+    onnx.save(model, path)
     return path

@@ -5,20 +5,22 @@ Exit status: 0 valid / done, 1 a descriptor or model is invalid, 2 usage error o
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import io
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
-from rich.console import Console
 from typer import _click as click  # typer vendors click
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 from typer.exceptions import Abort
 
 from ..errors import DmlTileError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
@@ -38,6 +40,26 @@ COMMAND_ORDER = (
     "doctor",
 )
 
+# The module of this package that defines each command. A command's module (and what it imports:
+# NumPy, the planner, onnx, the playground) is imported only when that command runs or --help lists
+# it, so each command starts with what it needs.
+COMMAND_MODULES = {
+    "validate": "validate",
+    "explain": "explain",
+    "run": "run",
+    "new": "authoring",
+    "check": "check",
+    "fmt": "authoring",
+    "schema": "authoring",
+    "levels": "info",
+    "rules": "info",
+    "export": "dxdispatch",
+    "compare-dxdispatch": "dxdispatch",
+    "doctor": "info",
+    "serve": "serve",
+    "directml": "directml",
+}
+
 
 class _State:
     """Whether this invocation asked for ``--json`` and whether its one document is out yet."""
@@ -49,8 +71,10 @@ class _State:
 state = _State()
 
 
-def emit_json(document: Any) -> None:
-    """Print the one JSON document of a ``--json`` run on stdout."""
+def emit_json(document: dict, status: int) -> None:
+    """Print the one JSON document of a ``--json`` run on stdout, carrying ``exit_status``: the
+    status the process exits with, so a reader of the document alone knows the verdict."""
+    document["exit_status"] = status
     print(json.dumps(document, indent=2))
     state.printed = True
 
@@ -138,10 +162,12 @@ class DmlTileGroup(TyperGroup):
     keeping its promise (one JSON document on stdout) for usage errors too."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = list(self.commands)
+        names = list(dict.fromkeys([*COMMAND_MODULES, *self.commands]))
         return [n for n in COMMAND_ORDER if n in names] + [n for n in names if n not in COMMAND_ORDER]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            self._load(COMMAND_MODULES[cmd_name])
         command = super().get_command(ctx, cmd_name)
         if type(command) is TyperCommand:
             command.__class__ = DmlTileCommand
@@ -150,6 +176,33 @@ class DmlTileGroup(TyperGroup):
 
     def get_params(self, ctx: click.Context) -> list:
         return tidy_params(super().get_params(ctx))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and args[0] not in COMMAND_MODULES:
+            for module in dict.fromkeys(COMMAND_MODULES.values()):  # a typo: "did you mean" needs them all
+                self._load(module)
+        return super().resolve_command(ctx, args)
+
+    def _load(self, module: str) -> None:
+        """Import a command module (its decorators register its commands on ``app``) and add the
+        commands it registered, as typer builds them."""
+        importlib.import_module(f".{module}", __package__)
+        short, markup = app.pretty_exceptions_short, app.rich_markup_mode
+        for info in app.registered_commands:
+            command = typer.main.get_command_from_info(
+                info, pretty_exceptions_short=short, rich_markup_mode=markup
+            )
+            if command.name not in self.commands:
+                self.add_command(command)
+        for group in app.registered_groups:
+            sub = typer.main.get_group_from_info(
+                group,
+                pretty_exceptions_short=short,
+                suggest_commands=app.suggest_commands,
+                rich_markup_mode=markup,
+            )
+            if sub.name not in self.commands:
+                self.add_command(sub)
 
     def main(  # type: ignore[override]
         self,
@@ -168,7 +221,7 @@ class DmlTileGroup(TyperGroup):
         except click.ClickException as e:
             err_console.print(f"error: {e.format_message()}", highlight=False, markup=False)
             if not state.printed:
-                emit_json(error_document(e.format_message(), e.exit_code))
+                emit_json(error_document(e.format_message(), e.exit_code), e.exit_code)
             status = e.exit_code
         except Abort:
             status = EXIT_INVALID
@@ -191,13 +244,50 @@ def _console(**kw: Any) -> Console:
     """A console that fits the terminal's window; when the output is not a terminal (a pipe, a
     file) it is $COLUMNS wide, else 80, and the one-line diagnostics (printed with soft_wrap) stay
     whole for ``grep``."""
+    from rich.console import Console
+
     probe = Console(**kw)
     if probe.is_terminal:
         return probe
     return Console(soft_wrap=True, width=probe.width, **kw)
 
 
-console = _console()
+def _error_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
+
+
+class _OnFirstUse:
+    """A console made when it is first used: rich's console costs start-up time that a command
+    printing nothing through it (``--version``, a JSON report) need not pay."""
+
+    def __init__(self, make: Any) -> None:
+        self._make = make
+        self._made: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._made is None:
+            self._made = self._make()
+        return getattr(self._made, name)
+
+
+console = cast("Console", _OnFirstUse(_console))
+
+
+def say(*parts: str | tuple[str, str]) -> None:
+    """One line of human output on stdout, whole (never wrapped): a part ``(text, style)`` is
+    coloured in a terminal. Output that is no terminal (a pipe, CI, a pre-commit hook) is printed as
+    it is, without importing rich at all."""
+    if not (os.environ.get("FORCE_COLOR") or sys.stdout.isatty()):
+        print("".join(p if isinstance(p, str) else p[0] for p in parts))
+        return
+    from rich.text import Text
+
+    line = Text()
+    for p in parts:
+        line.append(*((p,) if isinstance(p, str) else p))
+    console.print(line, soft_wrap=True)
 
 
 def print_whole_lines(renderable: Any) -> None:
@@ -206,6 +296,8 @@ def print_whole_lines(renderable: Any) -> None:
     if console.is_terminal:
         console.print(renderable)
         return
+    from rich.console import Console
+
     narrow = Console(width=console.width, file=io.StringIO(), color_system=None)
     narrow.print(renderable)
     for line in narrow.file.getvalue().splitlines():  # type: ignore[attr-defined]
@@ -215,7 +307,7 @@ def print_whole_lines(renderable: Any) -> None:
 print_table = print_whole_lines  # a table at its natural width: each row one line, for grep
 
 
-err_console = Console(stderr=True, soft_wrap=True)  # an error stays one line, whatever the width
+err_console = cast("Console", _OnFirstUse(_error_console))
 
 
 def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
@@ -224,7 +316,7 @@ def fail(message: str, status: int = EXIT_USAGE) -> typer.Exit:
     err_console.print("[bold red]error:[/] ", end="")
     err_console.print(message, highlight=False, markup=False)
     if state.json and not state.printed:
-        emit_json(error_document(message, status))
+        emit_json(error_document(message, status), status)
     return typer.Exit(status)
 
 
@@ -271,7 +363,7 @@ def main() -> None:
     except DmlTileError as e:
         err_console.print(f"error: {e}", highlight=False, markup=False)
         if state.json and not state.printed:
-            emit_json(error_document(str(e), EXIT_USAGE))
+            emit_json(error_document(str(e), EXIT_USAGE), EXIT_USAGE)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -289,7 +381,7 @@ def main() -> None:
 
 def _version(value: bool) -> None:
     if value:
-        console.print(f"dmltile {importlib.metadata.version('dmltile')}")
+        print(f"dmltile {sys.modules['dmltile'].__version__}")  # the package, loaded before its cli
         raise typer.Exit()
 
 

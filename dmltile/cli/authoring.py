@@ -21,7 +21,7 @@ from ..validate.rules import unreadable_issues
 from ..validate.schema import document_schema
 from ..validate.suggest import enum_hint
 from .app import EXIT_INVALID, EXIT_OK, EXIT_USAGE, app, err_console, fail
-from .files import write_text
+from .files import read_text_form, write_text
 from .options import feature_level as parse_level
 from .options import int_list, readable_file
 from .report_schemas import REPORTS, report_schema
@@ -95,6 +95,7 @@ def new_cmd(
 def fmt_cmd(
     file: Path = typer.Argument(..., help="A descriptor JSON file, or - for stdin."),
     in_place: bool = typer.Option(False, "--in-place", "-w", help="Rewrite the file instead of printing."),
+    force: bool = typer.Option(False, "--force", help="With -w: rewrite a read-only file too."),
 ) -> None:
     """Print a descriptor in canonical form: the wrapped document with every field written, C names.
 
@@ -124,7 +125,8 @@ def fmt_cmd(
     text = desc.to_json() + "\n"
     if in_place:
         try:
-            write_text(file, text, "fmt -w", force=True)  # -w says: replace the file that was read
+            # -w says: replace the file that was read, in its encoding and line endings
+            write_text(file, text, "fmt -w", force, read_text_form(file)[1], replace=True)
         except WriteError as e:
             raise fail(str(e)) from None
     else:

@@ -44,8 +44,9 @@ def _show(value) -> str:
 
 
 def _ints(option: str, text: str) -> list[int]:
+    """``1,2,3`` or ``1x2x3`` as ints; a part that is empty or no integer ("1,2,x") is an error."""
     try:
-        return [int(v) for v in text.replace("x", ",").split(",") if v.strip() != ""]
+        return [int(v) for v in text.replace("x", ",").split(",")]
     except ValueError:
         raise fail(f"{option} {text}: the values are comma-separated integers, e.g. 1,2,3") from None
 
@@ -61,7 +62,7 @@ def _pairs(option: str, items: list[str], one: bool = False) -> dict:
         values = _ints(option, value)
         if one and len(values) != 1:
             raise fail(f"{option} {item}: one integer per dimension name, e.g. {option} {name}=8")
-        if any(v < 0 for v in values) and option != "--repeats":
+        if any(v < 0 for v in values) and option not in ("--repeats", "--value"):
             raise fail(f"{option} {item}: sizes are 0 or more")
         out[name.strip()] = values[0] if one else values
     return out
@@ -154,14 +155,20 @@ def _print_matrix(model: Path, levels, results: dict[str, list[TileNodeReport]])
 
 
 def _observe(
-    model: Path, reports: list[TileNodeReport], dims: dict, inputs: dict, reps: dict, wheel: str | None
+    model: Path,
+    reports: list[TileNodeReport],
+    dims: dict,
+    inputs: dict,
+    reps: dict,
+    wheel: str | None,
+    values: dict | None = None,
 ) -> Observation:
     """Run the model on onnxruntime-directml's real provider with the values given (or generated)."""
     try:
         proto, base = read_model(model)
         if base is not None:
             load_external_data(proto, base)
-        feeds, free = generated_inputs(proto, dims, inputs, reps)
+        feeds, free = generated_inputs(proto, dims, inputs, reps, values=values)
         return observe_model(proto, feeds, free, wheel)
     except InputError as e:
         raise fail(f"--observe: {e}", EXIT_USAGE) from None
@@ -235,6 +242,12 @@ def check_cmd(
         "--repeats, or generated) and compare each node's observed placement with the verdict; exit 1 when "
         "they disagree.",
     ),
+    value: list[str] = typer.Option(
+        [],
+        "--value",
+        help="With --observe: an integer or bool graph input's values, NAME=1,2,3 (repeatable; e.g. the input "
+        "a Tile's repeats are computed from).",
+    ),
     wheel: str | None = typer.Option(
         None,
         "--wheel",
@@ -252,6 +265,9 @@ def check_cmd(
     Example: dmltile check model.onnx --dim batch=8 --repeats tile0=1,2,3
     """
     _check_options(all_levels, feature_level, observe, wheel)
+    if value and not observe:
+        raise fail("--value gives a graph input's values to the run --observe makes; give --observe too")
+    values = _pairs("--value", value)
     dims = _pairs("--dim", dim, one=True)
     inputs = _pairs("--input", input_shape)
     reps = _pairs("--repeats", repeats)
@@ -263,9 +279,9 @@ def check_cmd(
     newest = [r[-1] for r in results.values()]
     status = _status(newest)
     if observe:
-        _observe_cmd(model, newest, levels, (dims, inputs, reps, wheel), as_json)
+        _observe_cmd(model, newest, levels, (dims, inputs, reps, wheel, values), as_json)
     if as_json:
-        emit_json(_check_document(model, levels, results, all_levels))
+        emit_json(_check_document(model, levels, results, all_levels), status)
     elif not results:
         console.print(f"{model}: no Tile nodes", highlight=False, markup=False)
     elif all_levels:
@@ -322,8 +338,8 @@ def _print_verdicts(model: Path, level, newest: list[TileNodeReport], steps: boo
 
 def _observe_cmd(model: Path, reports: list[TileNodeReport], levels, given: tuple, as_json: bool) -> None:
     """``check --observe``: the verdicts next to what the real provider did; exit 1 on a disagreement."""
-    dims, inputs, reps, wheel = given
-    seen = _observe(model, reports, dims, inputs, reps, wheel)
+    dims, inputs, reps, wheel, values = given
+    seen = _observe(model, reports, dims, inputs, reps, wheel, values)
     rows = _agreement(reports, seen)
     status = EXIT_OK if all(row["agrees"] for row in rows) else EXIT_INVALID
     if as_json:
@@ -334,7 +350,8 @@ def _observe_cmd(model: Path, reports: list[TileNodeReport], levels, given: tupl
                 "wheel": seen.wheel,
                 "session_error": seen.session_error,
                 "nodes": [{**r.to_dict(), **row} for r, row in zip(reports, rows, strict=True)],
-            }
+            },
+            status,
         )
         raise typer.Exit(status)
     for r in reports:

@@ -13,41 +13,64 @@ from typing import IO, Any
 
 from ..core.enums import FeatureLevel
 from ..core.words import plural
-from ..validate.api import validate
+from ..validate.api import judge
 from ..validate.dxdispatch import DISPATCHABLE, model_of, split_model
-from ..validate.fixes import apply_all
+from ..validate.fixes import apply_all, wrapped
 from ..validate.locate import Position, locate, places
+from ..validate.reading import Document
 from ..validate.report import Issue, ValidationReport
 from ..validate.rules import RULES
 from ..validate.rules.edits import describe
 from ..validate.source import is_dispatchable, looks_like_dxdispatch, read_source
 from ..validate.splice import dispatchable_with, keep_layout
-from .files import write_atomic
+from .files import check_target, encode_text, read_text_form, write_atomic
 
 FORMATS = ("text", "json", "sarif", "github")
 Results = dict[str, list[ValidationReport]]
 
 
-def codes(option: str | None) -> set[str]:
-    """``DML205,DML1`` -> the rule codes named, a prefix naming every code it starts."""
+class UnknownCodes(ValueError):
+    """A ``--select``/``--ignore`` value naming no rule: a usage error, never an empty selection."""
+
+
+def codes(option: str | None, where: str = "--select") -> set[str]:
+    """``DML205,DML1`` -> the rule codes named, a prefix naming every code it starts. A name that
+    is no code and starts none raises UnknownCodes naming the known codes: a typo must not select
+    nothing and pass every file."""
     wanted = {c.strip().upper() for c in (option or "").split(",") if c.strip()}
+    unknown = sorted(w for w in wanted if not any(code.startswith(w) for code in RULES))
+    if unknown:
+        raise UnknownCodes(
+            f"{where}: unknown rule code{'s' * (len(unknown) != 1)} or prefix{'es' * (len(unknown) != 1)} "
+            f"{', '.join(unknown)}; the codes are {', '.join(sorted(RULES))} (a prefix such as DML2 "
+            "names every code it starts)"
+        )
     return {code for code in RULES if any(code.startswith(w) for w in wanted)}
 
 
 def kept_codes(select: str | None, ignore: str | None) -> frozenset[str]:
     """The rule codes ``--select`` names (every rule without it) less those ``--ignore`` names."""
-    return frozenset((codes(select) if select else set(RULES)) - codes(ignore))
+    return frozenset((codes(select) if select else set(RULES)) - codes(ignore, "--ignore"))
+
+
+def unfiltered(issue: Issue) -> bool:
+    """An error that says the document cannot be read as a Tile descriptor at all (a document
+    rule's): no selection hides it, as a linter reports a syntax error whatever rules it was asked
+    for, so a filter never turns an unreadable document valid."""
+    rule = RULES.get(issue.code)
+    return rule is None or (rule.phase == "parse" and issue.severity == "error")
 
 
 def chosen(results: Results, select: str | None, ignore: str | None, warnings_as_errors: bool) -> Results:
-    """The reports keeping only the issues of the rules selected and not ignored; with
-    ``warnings_as_errors`` a warning makes its report invalid as an error does."""
+    """The reports keeping only the issues of the rules selected and not ignored (and every error
+    that stops the document being read); with ``warnings_as_errors`` a warning makes its report
+    invalid as an error does."""
     keep = kept_codes(select, ignore)
     out: Results = {}
     for f, reports in results.items():
         out[f] = []
         for r in reports:
-            issues = [i for i in r.issues if i.code in keep or i.code not in RULES]
+            issues = [i for i in r.issues if i.code in keep or unfiltered(i)]
             bad = [i for i in issues if i.severity == "error" or warnings_as_errors]
             out[f].append(r.model_copy(update={"issues": issues, "valid": not bad}))
     return out
@@ -147,18 +170,25 @@ def ci_report(output_format: str, results: Results) -> str:
     return json.dumps(sarif(results, spots), indent=2) if output_format == "sarif" else github(results, spots)
 
 
-def _fixed(document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str]) -> tuple[Any, list[str]]:
-    """The descriptor with every fix of its report applied together, judged again and fixed again
-    at most ``rounds`` times; and what changed, one line per issue fixed. Only the rules in ``keep``
-    are fixed, as a linter fixes only the rules it was asked to check."""
+def _fixed(
+    document: Any, level: FeatureLevel, rounds: int, keep: frozenset[str], warnings: list[Issue] | None = None
+) -> tuple[Any, list[str]]:
+    """The descriptor with every fix of its report applied together (warnings' too), judged again
+    and fixed again at most ``rounds`` times; and what changed, one line per issue fixed. Only the
+    rules in ``keep`` are fixed, as a linter fixes only the rules it was asked to check, and the
+    errors that stop the document being read, since the other fixes are made on the document as
+    those leave it."""
     changes: list[str] = []
     for _ in range(rounds):
-        report = validate(document, level)
-        fixable = [i for i in report.issues if i.fix and (i.code in keep or i.code not in RULES)]
-        if report.valid or not fixable:
+        # a DxDispatch dispatchable's reading warnings (DML402) hold for its first form only
+        report = judge(Document(document, warnings=warnings or []), [level])[1][0]
+        warnings = None
+        fixable = [i for i in report.issues if i.fix and (i.code in keep or unfiltered(i))]
+        fixed = apply_all(document, fixable) if fixable else None
+        if fixed is None or fixed == wrapped(document):
             break
         changes += [f"{i.code} {i.path}: {describe(list(i.fix))}" for i in fixable]
-        document = apply_all(document, fixable)
+        document = fixed
     return document, changes
 
 
@@ -170,8 +200,9 @@ def _fixed_model(data: dict, level: FeatureLevel, rounds: int, keep: frozenset[s
         return data, []
     dispatchables = dict(model["dispatchables"])
     changes: list[str] = []
-    for name, canonical in split_model(model).tiles.items():
-        fixed, made = _fixed(canonical, level, rounds, keep)
+    parts = split_model(model)
+    for name, canonical in parts.tiles.items():
+        fixed, made = _fixed(canonical, level, rounds, keep, parts.warnings.get(name))
         try:
             dispatchables[name] = (
                 dispatchable_with(dispatchables[name], fixed) if made else dispatchables[name]
@@ -218,19 +249,21 @@ def fix_files(
     write: bool,
     say: Callable[[str], None],
     keep: frozenset[str] = frozenset(RULES),
+    force: bool = False,
 ) -> None:
-    """``--fix`` (write each file, atomically) or ``--diff`` (print what ``--fix`` would change)."""
-    for f in files:
-        path = Path(f)
-        if f in ("-", "<stdin>") or not path.is_file():
-            continue
+    """``--fix`` (write each file, atomically, in its own encoding and line endings; a read-only
+    one only with ``force``) or ``--diff`` (print what ``--fix`` would change)."""
+    named = [(f, Path(f)) for f in files if f not in ("-", "<stdin>") and Path(f).is_file()]
+    for _, path in named if write else []:  # every file writable before any is written
+        check_target(path, "--fix", force, replace=True)
+    for f, path in named:
         document, changes = fixed_document(path, level, keep=keep)
         if not changes:
             continue
-        old = path.read_text(encoding="utf-8")
+        old, form = read_text_form(path)
         new = _fixed_text(old, document, say, f)
         if write:
-            write_atomic(path, _writer(new.encode("utf-8")), "--fix", force=True)
+            write_atomic(path, _writer(encode_text(new, form)), "--fix", force=force, replace=True)
             say(f"{f}: fixed ({plural(len(changes), 'issue')})")
             for line in changes:
                 say(f"  {line}")

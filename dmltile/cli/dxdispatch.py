@@ -200,13 +200,14 @@ def compare_cmd(
         result = compare_dxdispatch(output, expected, resource)
     except UnreadableOutput as e:
         if as_json:
-            emit_json({"identical": None, "error": str(e), "exit_status": EXIT_USAGE})
+            emit_json({"identical": None, "error": str(e)}, EXIT_USAGE)
             raise typer.Exit(EXIT_USAGE) from None
         raise fail(str(e)) from None
+    status = EXIT_OK if result.identical else EXIT_INVALID
     if as_json:
-        emit_json({"identical": result.identical, "message": result.message, "index": result.index})
+        emit_json({"identical": result.identical, "message": result.message, "index": result.index}, status)
     else:
         colour = "green" if result.identical else "red"
         verdict = result.message if result.identical else "DIFFERENT: " + result.message
         console.print(f"[{colour}]{escape(verdict)}[/]", highlight=False)
-    raise typer.Exit(EXIT_OK if result.identical else EXIT_INVALID)
+    raise typer.Exit(status)

@@ -17,7 +17,7 @@ from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
 from ..validate.rules import RULES, Example, Rule, all_rules
 from ..validate.versions import known_versions, measured_by
-from .app import app, console, emit_json, fail, print_table
+from .app import EXIT_OK, app, console, emit_json, fail, print_table
 
 
 def levels_document() -> dict:
@@ -57,7 +57,7 @@ def levels_cmd(
     Example: dmltile levels --json
     """
     if as_json:
-        emit_json(levels_document())
+        emit_json(levels_document(), EXIT_OK)
         return
     table = Table(
         title="DML_OPERATOR_TILE tensor support "
@@ -176,7 +176,7 @@ def rules_cmd(
     """
     rules = [_known_rule(code)] if code is not None else all_rules()
     if as_json:
-        emit_json([rule_document(r) for r in rules])
+        emit_json({"rules": [rule_document(r) for r in rules]}, EXIT_OK)
         return
     if code is not None:
         _print_rule(rules[0])
@@ -201,6 +201,16 @@ def source_head(source: str) -> str:
     return source[:cut] + (" ..." if cut < len(source) else "")
 
 
+def hosted_provider_text(hosted: dict) -> str:
+    """Per wheel set up by ``make directml``: does its DirectML provider run a Tile here."""
+    if hosted["problem"]:
+        return f"not set up: {hosted['problem']}"
+    return "; ".join(
+        f"{w['wheel']} {'runs a Tile' if w['runs_tile'] else 'does NOT run a Tile'} ({w['reason']})"
+        for w in hosted["wheels"]
+    )
+
+
 @app.command("doctor")
 def doctor_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document and nothing else."),
@@ -211,7 +221,7 @@ def doctor_cmd(
     """
     report = doctor_report()
     if as_json:
-        emit_json(report)
+        emit_json(report, EXIT_OK)
         return
     ort_info, dml = report["onnxruntime"], report["directml"]
     table = Table(box=box.SIMPLE_HEAD, show_header=False, title="dmltile doctor")
@@ -238,6 +248,7 @@ def doctor_cmd(
         ),
         ("providers", ", ".join(ort_info["providers"]) or "-"),
         ("DirectML", ("[green]usable[/]: " if dml["usable"] else "[yellow]not usable[/]: ") + dml["reason"]),
+        ("onnxruntime-directml", hosted_provider_text(dml["hosted_provider"])),
         (
             "GPU adapters",
             ", ".join(report["gpu_adapters"]["names"]) or f"none listed: {report['gpu_adapters']['reason']}",

@@ -76,7 +76,7 @@ def run_cmd(
         None, "--input", help="Input array (.npy) with the input Sizes and DataType."
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Make a deterministic random input from this seed (default 0)."
+        None, "--seed", min=0, help="Make a deterministic random input from this seed (default 0)."
     ),
     output: Path | None = typer.Option(
         None, "--output", help="Save the output array here (.npy) instead of printing it."
@@ -160,7 +160,7 @@ def run_cmd(
     except DmlTileError as e:  # WriteError included
         raise fail(str(e)) from None
     if as_json:
-        emit_json(run_document(op, y, report, output))
+        emit_json(run_document(op, y, report, output), EXIT_OK)
         raise typer.Exit(EXIT_OK)
     _show_output(op, y, x, input_buffer, output, force)
     raise typer.Exit(EXIT_OK)
@@ -196,7 +196,7 @@ def _valid_descriptor(
         raise fail(f"{file}: " + "; ".join(i.message for i in unreadable_issues(report.issues)))
     if not report.valid:
         if as_json:
-            emit_json({"valid": False, "report": report.to_dict()})
+            emit_json({"valid": False, "report": report.to_dict()}, EXIT_INVALID)
         else:
             print_reports({str(file): [report]})
         raise typer.Exit(EXIT_INVALID)
@@ -272,8 +272,12 @@ def run_document(op: CompiledTile, y: np.ndarray, report: ValidationReport, outp
 
 
 def npy_name(path: Path) -> Path:
-    """The file ``--output`` writes: numpy.save's name for it (``.npy`` added when missing)."""
-    return path if path.name.endswith(".npy") else path.with_name(path.name + ".npy")
+    """The file ``--output`` writes: numpy.save's name for it (``.npy`` added when missing). A path
+    that names something other than a regular file (/dev/null, a folder) stays as given, so that
+    writing it is refused by name rather than a file made beside it."""
+    if path.name.endswith(".npy") or (path.exists() and not path.is_file()):
+        return path
+    return path.with_name(path.name + ".npy")
 
 
 def _addressed_bytes(t) -> int:
@@ -334,8 +338,9 @@ def _compare(
     except DmlTileError as e:
         raise fail(str(e)) from None
     if as_json:
-        emit_json({"compare": result.to_dict()})
-        raise typer.Exit(EXIT_OK if result.identical else EXIT_INVALID)
+        status = EXIT_OK if result.identical else EXIT_INVALID
+        emit_json({"compare": result.to_dict()}, status)
+        raise typer.Exit(status)
     names = " and ".join(result.backends)
     if result.identical:
         console.print(f"identical: {names} produce the same bits for every output element", highlight=False)

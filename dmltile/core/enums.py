@@ -11,11 +11,12 @@ from __future__ import annotations
 import enum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from ..errors import EnumParseError
 from .layout import element_bits
 from .tables import read_table, read_text
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _PREFIXES = {
     "DataType": "DML_TENSOR_DATA_TYPE_",
@@ -104,12 +105,16 @@ class DataType(CEnum):
     @property
     def numpy_dtype(self) -> np.dtype | None:
         """The NumPy dtype with the same bit layout, or None (UNKNOWN, 4-bit types)."""
+        import numpy as np  # here, not at the top: judging a descriptor needs no NumPy
+
         name = _NUMPY.get(self)
         return np.dtype(name) if name else None
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
         """The DataType whose bit layout is NumPy's ``dtype``; ValueError when there is none."""
+        import numpy as np
+
         dt = np.dtype(dtype)
         for member, name in _NUMPY.items():
             if np.dtype(name) == dt:

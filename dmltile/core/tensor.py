@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -30,6 +29,9 @@ from . import layout
 from .enums import CEnum, DataType, TensorFlags, TensorType
 from .layout import last_element_index as last_element_index  # re-exported
 from .layout import packed_strides as packed_strides  # re-exported
+
+if TYPE_CHECKING:
+    import numpy as np
 
 UINT32_MAX = 2**32 - 1
 UINT64_MAX = 2**64 - 1
@@ -199,6 +201,8 @@ def calc_buffer_tensor_size(
 def element_offsets(sizes: Sequence[int], strides: Sequence[int]) -> np.ndarray:
     """The element offset of every index, in row-major index order (int64; multiply by the
     element size for bytes). Allocates one int64 per element: callers bound the size first."""
+    import numpy as np  # here, not at the top: only strided tensors need it, and judging starts sooner
+
     offsets = np.zeros(1, dtype=np.int64)
     for size, stride in zip(sizes, strides, strict=False):
         offsets = (offsets[:, None] + np.arange(int(size), dtype=np.int64) * int(stride)).ravel()
@@ -225,5 +229,7 @@ def overlapping_strides(
         return False
     if math.prod(s for _, s in dims) > exact_limit:
         return None
+    import numpy as np
+
     offsets = element_offsets([s for _, s in dims], [st for st, _ in dims])
     return bool(np.unique(offsets).size != offsets.size)

@@ -6,7 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DmlTileError
+from ..core.operator import OperatorDesc
+from ..core.shape import output_size_wraps
+from ..errors import DmlTileError, UnsupportedError
 from ..validate.api import check
 from ..validate.levels import DEFAULT_FEATURE_LEVEL
 from ..validate.source import Source
@@ -16,6 +18,7 @@ from .limits import check_output_size
 from .numpy_backend import NumpyTile
 from .ort_backend import OrtTile
 from .ort_directml_backend import OrtDirectmlTile
+from .reference import ReferenceTile
 
 __all__ = ["CompiledTile", "compile", "execute", "BACKENDS"]
 
@@ -42,6 +45,8 @@ def compile(
     check_output_size(desc, options.pop("max_output_bytes", None))
     if backend == "directml":
         return DirectmlTile(desc, version=directml, **_only(options, "directml", set()))
+    if backend in ("numpy", "onnxruntime") and wrapped_axes(desc):
+        return _wrapped(desc, backend, options)
     if backend == "numpy":
         return NumpyTile(desc, **_only(options, "numpy", {"threads"}))
     if backend == "onnxruntime":
@@ -49,6 +54,25 @@ def compile(
     if backend == "onnxruntime-directml":
         return OrtDirectmlTile(desc, directml=directml, **_only(options, backend, {"wheel"}))
     raise DmlTileError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
+
+
+def wrapped_axes(desc: OperatorDesc) -> list[int]:
+    """The axes whose output size is the product wrapped at 2^32 (DML208)."""
+    sizes = zip(desc.input.sizes, desc.repeats, desc.output.sizes, strict=False)
+    return [i for i, (n, r, out) in enumerate(sizes) if output_size_wraps(n, r, out)]
+
+
+def _wrapped(desc: OperatorDesc, backend: str, options: dict) -> CompiledTile:
+    """A wrapped output size (DML208) is run by the definition (element j mod the input's size, as
+    DirectML fills it); the planner and ONNX's Tile only know outputs of whole copies."""
+    axes = wrapped_axes(desc)
+    if backend == "onnxruntime":
+        raise UnsupportedError(
+            f"OutputTensor.Sizes{[desc.output.sizes[i] for i in axes]} on axes {axes} are products wrapped "
+            "at 2^32 (DML208), which an ONNX Tile cannot express; run it with backend 'numpy' or 'directml'"
+        )
+    _only(options, "numpy", {"threads"})
+    return ReferenceTile(desc)
 
 
 def _only(options: dict, backend: str, allowed: set[str]) -> dict:

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.operator import OperatorDesc
 from ..errors import DmlTileError, UnsupportedError
+from ..validate.rules.compile_time import compile_refusal_issues
 from .buffers import CompiledTile, buffer_views, pack_tensor, strided
 from .directml import oracle
 
@@ -64,11 +65,22 @@ class DirectmlTile(CompiledTile):
             self.version["directml_version"],
         )
         if not answer.get("executed"):
-            raise UnsupportedError(
-                f"DirectML {self.version['directml_version']} could not run the descriptor here: "
-                f"{answer.get('exec_stage')} {answer.get('exec_hresult_hex') or answer.get('error', '')}".strip()
-            )
+            raise UnsupportedError(self._failure(answer))
         return bytes(answer["output"])
+
+    def _failure(self, answer: dict) -> str:
+        """What stopped the run; where the version's CompileOperator is known to refuse the data type
+        (DML306), that rule's message and hint instead of a bare HRESULT."""
+        version = self.version["directml_version"]
+        stage = (
+            f"{answer.get('exec_stage')} {answer.get('exec_hresult_hex') or answer.get('error', '')}".strip()
+        )
+        label = f"DirectML {version} (max level {self.version['max_feature_level']})"
+        known = compile_refusal_issues(self.desc, version, label)
+        if known:
+            first = known[0]
+            return f"{label} could not run the descriptor here ({stage}): {first.code} {first.message}; {first.hint}"
+        return f"DirectML {version} could not run the descriptor here: {stage}"
 
     def tile_array(self, x: np.ndarray, out: np.ndarray) -> None:
         """Upload ``x`` through the input's Strides, dispatch, and read the output through its own."""

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..validate.build import tile_desc
 from .compile import compile
-from .directml import oracle
+from .directml import oracle, ort_provider
 from .fast import kernel as copy_kernel
 
 DML_PROVIDER = "DmlExecutionProvider"
@@ -113,7 +113,10 @@ def directml_runner() -> dict[str, Any]:
 def _provider_usable(ort_info: dict[str, Any]) -> tuple[bool, str]:
     """Whether onnxruntime's DirectML execution provider runs a Tile here, and why not."""
     if sys.platform != "win32":
-        return False, f"onnxruntime's {DML_PROVIDER} runs only on Windows; this is {platform.system()}"
+        return False, (
+            f"onnxruntime's {DML_PROVIDER} in this Python runs only on Windows; this is {platform.system()} "
+            "(the wheels' onnxruntime.dll under Wine: hosted_provider)"
+        )
     if ort_info["version"] is None:
         return False, "onnxruntime is not installed (pip install 'dmltile[directml]')"
     if DML_PROVIDER not in ort_info["providers"]:
@@ -121,9 +124,23 @@ def _provider_usable(ort_info: dict[str, Any]) -> tuple[bool, str]:
     return _dml_session_works()
 
 
+def wine_provider() -> dict[str, Any]:
+    """onnxruntime-directml's own DirectML provider through ``ort_runner`` (Wine off Windows), per
+    wheel: does it run a Tile here (asked once per installation, recorded beside each DLL)."""
+    problem = ort_provider.ort_setup_problem()
+    wheels = [] if problem else ort_provider.tile_checks()
+    return {
+        "usable": problem is None and any(w["runs_tile"] for w in wheels),
+        "problem": problem,
+        "wheels": wheels,
+    }
+
+
 def _directml(ort_info: dict[str, Any]) -> dict[str, Any]:
-    """DirectML here: through dmltile's runner (``--backend directml``) and through onnxruntime."""
+    """DirectML here: through dmltile's runner (``--backend directml``) and through onnxruntime, in
+    this Python and through the Wine-hosted onnxruntime.dll of each wheel."""
     runner = directml_runner()
+    hosted = wine_provider()
     provider, provider_reason = _provider_usable(ort_info)
     if runner["usable"]:
         newest = runner["versions"][0]
@@ -139,6 +156,7 @@ def _directml(ort_info: dict[str, Any]) -> dict[str, Any]:
         "reason": reason,
         "runner": runner,
         "onnxruntime_provider": {"usable": provider, "reason": provider_reason},
+        "hosted_provider": hosted,
     }
 
 

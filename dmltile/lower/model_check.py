@@ -22,7 +22,9 @@ descriptors: ``dims`` (symbolic dimension sizes), ``inputs`` (whole input shapes
 from __future__ import annotations
 
 import copy
+import functools
 import os
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -30,8 +32,10 @@ import numpy as np
 from ..core.enums import FeatureLevel
 from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
+from ..validate.rules.model_ir import ir_finding
+from .folding import fold
 from .from_onnx import check_type, tile_version
-from .lowering import lower
+from .lowering import LoweringPlan, lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .node_report import (
     CPU_FALLBACK,
@@ -208,10 +212,16 @@ def _run_time_reason(
         what.append("the input's rank is unknown (shape inference found none)")
     elif symbolic:
         what.append(f"input dims {symbolic} are symbolic, known only at run time (DML505)")
-        fix.append(
-            "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
-            "descriptor and a fused node"
-        )
+        if "?" in symbolic:
+            fix.append(
+                "--input NAME=SIZES gives the exact descriptor; a dimension without a name stays per "
+                "value in onnxruntime, which fixes symbolic dimensions only by name (name it to fuse the node)"
+            )
+        else:
+            fix.append(
+                "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
+                "descriptor and a fused node"
+            )
     fix_text = "; ".join(fix)
     return _per_value_reason("; ".join(what), fix_text[:1].upper() + fix_text[1:] + "." if fix else "")
 
@@ -239,7 +249,8 @@ def _dispatch(rep: TileNodeReport, from_run_time: bool, model_static: bool) -> N
         rep.fused, rep.compiled = True, "once, at session creation, inside the fused DirectML graph"
         if not model_static:
             rep.reason = (
-                "input shape from the values given; fused as shown when onnxruntime knows the same sizes "
+                "sizes from the values given (the input's, or the shapes its repeats are folded from); fused as "
+                "shown when onnxruntime knows the same sizes "
                 "(SessionOptions.add_free_dimension_override_by_name), otherwise compiled at the first run (DML505)"
             )
     for found in device_type_findings(rep.input_type):
@@ -247,8 +258,51 @@ def _dispatch(rep: TileNodeReport, from_run_time: bool, model_static: bool) -> N
         rep.warnings.append(f"{found.message} ({found.code})")
 
 
+@dataclass
+class ModelFacts:
+    """What every node's analysis needs of the model as written (before the caller's values)."""
+
+    static_shapes: dict[str, bool]  # per Tile node: is its input shape static?
+    scopes: dict[str, Scope]  # per Tile node: its scope in the model as written
+    opsets: Any  # the model's opset imports
+    given: bool  # the caller gave dims or input shapes
+
+
+def _folded_values(node, name: str, scope: Scope, facts: ModelFacts, rep: TileNodeReport):
+    """Repeats onnxruntime folds to a constant before partitioning: (values, constant in the model as
+    written, symbolic dims they depend on that no name can fix); None when it does not fold them."""
+    written = facts.scopes.get(name)
+    if written is not None:
+        folded = fold(node.input[1], written, facts.opsets)
+        if folded is not None:
+            rep.repeats_source = folded.source
+            return [folded.value], True, []
+    if not facts.given:
+        return None
+    folded = fold(node.input[1], scope, facts.opsets)
+    if folded is None:
+        return None
+    rep.repeats_source = folded.source + " with the sizes given"
+    unnamed = [v for v in folded.shapes_read if written and "?" in (written.shape_and_type(v)[0] or [])]
+    return [folded.value], False, unnamed
+
+
+def _values_known(node, name: str, scope: Scope, version: int, key, overrides: dict, facts: ModelFacts, rep):
+    """(repeat values or None, constant when the provider sees the graph, input names whose unnamed dims
+    the caller sized): the caller's or the model's values, else what onnxruntime folds them to."""
+    values = _repeat_values(node, scope, version, key, overrides, rep)
+    constant = all(n in scope.constants for n in node.input[1:])
+    unnamed = _unnamed_dims(node, name, facts)
+    if values is None and version != 1:
+        found = _folded_values(node, name, scope, facts, rep)
+        if found is not None:
+            values, constant, unnamed_read = found
+            unnamed += unnamed_read
+    return values, constant, unnamed
+
+
 def _analyse(
-    node, scope: Scope, opset: int | None, name: str, overrides: dict, static_shapes: dict
+    node, scope: Scope, opset: int | None, name: str, overrides: dict, facts: ModelFacts
 ) -> TileNode:
     """The level-independent facts and verdict of one ONNX Tile node."""
     shape, dtype = scope.shape_and_type(node.input[0]) if node.input else (None, None)
@@ -267,7 +321,7 @@ def _analyse(
         return tile.reject(problem)
     key = _override_key(node, name, overrides)
     try:
-        values = _repeat_values(node, scope, version, key, overrides, rep)
+        values, constant, unnamed = _values_known(node, name, scope, version, key, overrides, facts, rep)
     except InputError as e:
         return tile.reject(str(e))
     rep.output_shape = _inferred_output(node, scope, values, rep.repeats_source)
@@ -279,20 +333,46 @@ def _analyse(
             return tile.reject(str(e))
     elif values is not None and version != 1:
         rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
-    constant = all(n in scope.constants for n in node.input[1:])
-    run_time = _run_time_reason(rep, name, version, values, symbolic)
+    run_time = _run_time_reason(rep, name, version, values, symbolic) or _unnamed_reason(unnamed)
     status = settle(tile, _type_verdict(rep), run_time)
     if status == PER_VALUE:
-        _per_value(rep, values, symbolic)
+        _per_value(rep, values, symbolic or unnamed)
     elif status == DISPATCH:
-        _dispatch(rep, key is not None and not constant, static_shapes.get(name, False))
+        _dispatch(rep, key is not None and not constant, facts.static_shapes.get(name, False) and constant)
     return tile
+
+
+def _unnamed_dims(node, name: str, facts: ModelFacts) -> list[str]:
+    """The Tile's input, when the caller gave sizes for dims the model as written leaves symbolic without
+    a name ("?"): no free-dimension override reaches them, so onnxruntime learns them at run time."""
+    written = facts.scopes.get(name)
+    if not facts.given or written is None or not node.input:
+        return []
+    dims = written.shape_and_type(node.input[0])[0] or []
+    return [text(node.input[0])] if "?" in dims else []
+
+
+def _unnamed_reason(unnamed: list[str]) -> str | None:
+    if not unnamed:
+        return None
+    return _per_value_reason(
+        f"the sizes given fill dimensions of {', '.join(sorted(set(unnamed)))} that the model leaves without a "
+        "name: onnxruntime can fix a symbolic dimension only by its name "
+        "(SessionOptions.add_free_dimension_override_by_name), so it learns these at run time (DML505)",
+        "Name the dimensions (dim_param) and fix them by name to fuse the node.",
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _lowered(shape: tuple[int, ...], reps: tuple[int, ...], dtype: str, level: FeatureLevel) -> LoweringPlan:
+    """dmltile's own lowering of a node, once per (shape, repeats, type, level): nodes alike share it."""
+    return lower("onnx", shape, list(reps), dtype, 13, level)
 
 
 def _directml_itself(node: TileNode, level: FeatureLevel) -> str:
     """What DirectML at ``level`` would take (dmltile's own lowering), for a level where the provider does not start."""
     if node.shape is not None and node.reps is not None and node.dtype:
-        plan = lower("onnx", node.shape, list(node.reps), node.dtype, 13, level)
+        plan = _lowered(tuple(node.shape), tuple(node.reps), node.dtype, level)
         if plan.status == DISPATCH:
             return f"DirectML itself takes it at {level.dotted} as dmltile lowers it (dmltile.lower)"
         if plan.unsupported_reason:
@@ -400,15 +480,33 @@ def _analyse_model(path: Any, dims, inputs, repeats) -> list[TileNode]:
     opsets = {imp.domain: imp.version for imp in model.opset_import}
     opset = opsets.get("", opsets.get("ai.onnx"))
     static = _static_shapes(original, base)
+    scopes = {name: scope for name, _, scope in tile_nodes(original.graph, Scope(base))}
+    facts = ModelFacts(static, scopes, list(model.opset_import), bool(dims or inputs))
     overrides = {k: [list(v), False] for k, v in (repeats or {}).items()}
     nodes = [
-        _analyse(node, scope, opset, name, overrides, static)
+        _analyse(node, scope, opset, name, overrides, facts)
         for name, node, scope in tile_nodes(given.graph, Scope(base))
     ]
     _check_overrides_used(overrides, nodes)
     if dims or inputs:
         _note_given_shapes(nodes, static, dims, inputs)
+    _apply_ir_version(nodes, int(model.ir_version) if model.HasField("ir_version") else None)
     return nodes
+
+
+def _apply_ir_version(nodes: list[TileNode], ir_version: int | None) -> None:
+    """DML508: a model no measured onnxruntime loads makes every node invalid; one that some do not
+    load gets the warning."""
+    found = ir_finding(ir_version)
+    if found is None:
+        return
+    for n in nodes:
+        n.report.rules.append(found.code)
+        if found.status == INVALID:
+            n.reject(f"{found.message} ({found.code})")
+            n.report.fused, n.report.compiled = False, None  # nothing loads, so nothing is compiled
+        else:
+            n.report.warnings.append(f"{found.message} ({found.code})")
 
 
 def _is_openvino(path: Any) -> bool:

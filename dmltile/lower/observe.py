@@ -122,15 +122,16 @@ def observe_models(items: list[tuple[Any, dict, dict]], wheel: str | None = None
     for model, inputs, free_dims in items:
         named, names = named_tiles(model)
         data = named.SerializeToString()
-        prepared.append((data, names))
-        requests += _requests(data, inputs, [o.name for o in named.graph.output], dict(free_dims or {}))
+        base = {"model": data, "inputs": inputs, "outputs": [o.name for o in named.graph.output]}
+        prepared.append(({**base, "free_dims": dict(free_dims or {})}, names))
+        requests += _requests(data, inputs, base["outputs"], dict(free_dims or {}))
     runs = ort_provider.run_models(requests, wheel)
     pairs = [(runs[2 * i], runs[2 * i + 1]) for i in range(len(items))]
     failed = [i for i, (unfused, _) in enumerate(pairs) if unfused.stage == "CreateSession"]
+    # the CPU reference runs the model on the same inputs: a session that is created but fails at its
+    # first run (negative repeats) is no model the CPU provider runs either
     cpu_runs = (
-        ort_provider.run_models(
-            [{"id": f"cpu{i}", "model": prepared[i][0], "dml": False} for i in failed], wheel
-        )
+        ort_provider.run_models([{**prepared[i][0], "id": f"cpu{i}", "dml": False} for i in failed], wheel)
         if failed
         else []
     )
@@ -182,33 +183,62 @@ def generated_inputs(
     shapes: dict[str, list[int]] | None = None,
     repeats: dict[str, list[int]] | None = None,
     seed: int = 0,
-) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    values: dict[str, list[int]] | None = None,
+) -> tuple[dict[str, Any], dict[str, int]]:
     """Inputs to run ``model`` on, and the symbolic sizes to fix in the session (free dims).
 
-    Every graph input that is not an initializer gets deterministic values of its type and shape:
-    ``shapes`` gives whole shapes, ``dims`` symbolic sizes; a Tile's repeats fed at run time takes
-    its values from ``repeats`` (by node or input name) or ones. InputError when a size is unknown.
+    Every graph input that is not an initializer gets deterministic values of its type and shape
+    (bfloat16 as its bits): ``shapes`` gives whole shapes, ``dims`` symbolic sizes; a Tile's repeats
+    fed at run time takes its values from ``repeats`` (by node or input name) or ones; ``values``
+    gives any integer or bool graph input its values (an input the repeats are computed from).
+    InputError when a size is unknown or values do not fit.
     """
     rng = np.random.default_rng(seed)
     initializers = {i.name for i in model.graph.initializer}
-    given = _repeats_inputs(model, repeats or {})
-    feeds: dict[str, np.ndarray] = {}
+    given = {**_repeats_inputs(model, repeats or {}), **(values or {})}
+    unknown = [n for n in values or {} if n not in {vi.name for vi in model.graph.input} or n in initializers]
+    if unknown:
+        raise InputError(f"--value {unknown[0]}: the model has no graph input of that name fed at run time")
+    feeds: dict[str, Any] = {}
     free = dict(dims or {})
     for vi in model.graph.input:
         if vi.name in initializers or not vi.type.HasField("tensor_type"):
             continue
         tt = vi.type.tensor_type
+        shape = _shape(vi.name, tt, free, shapes or {})
+        if tt.elem_type == BFLOAT16:  # no NumPy dtype: its bits, which the runner takes as they are
+            feeds[vi.name] = ort_provider.TypedArray(BFLOAT16, _bfloat16_bits(rng, shape))
+            continue
         dtype = ONNX_NUMPY.get(tt.elem_type)
         if dtype is None:
             raise InputError(f"input {vi.name}: dmltile cannot make values of element type {tt.elem_type}")
-        shape = _shape(vi.name, tt, free, shapes or {})
         if vi.name in given:
-            feeds[vi.name] = np.asarray(given[vi.name], np.int64).reshape(shape)
+            feeds[vi.name] = _given(vi.name, given[vi.name], np.dtype(dtype), shape)
         elif vi.name in _repeats_names(model):
             feeds[vi.name] = np.ones(shape, np.int64)
         else:
             feeds[vi.name] = _random(rng, np.dtype(dtype), shape)
     return feeds, free
+
+
+BFLOAT16 = 16  # TensorProto.BFLOAT16
+
+
+def _bfloat16_bits(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """bfloat16 values as their 16 bits: the upper half of float32 normal values."""
+    floats = rng.standard_normal(shape).astype(np.float32)
+    return (floats.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def _given(name: str, values: list[int], dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """The caller's values for a graph input, in its type and shape; InputError when they do not fit."""
+    if int(np.prod(shape)) != len(values):
+        raise InputError(
+            f"{name} has shape {list(shape)} ({int(np.prod(shape))} values); {len(values)} given"
+        )
+    if dtype.kind not in "iub":
+        raise InputError(f"{name} is {dtype}: values are given for integer and bool inputs only")
+    return np.asarray(values).astype(dtype).reshape(shape)
 
 
 ONNX_NUMPY = ort_provider.ONNX_TO_NUMPY

@@ -8,6 +8,7 @@ facts, and the descriptor the provider passes to DirectML is built and validated
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ..core.enums import FeatureLevel
@@ -77,7 +78,17 @@ class ProviderPlan:
 def provider_plan(
     shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str, level: FeatureLevel
 ) -> ProviderPlan:
-    """The descriptor the provider passes to DirectML for a non-empty Tile, validated at ``level``."""
+    """The descriptor the provider passes to DirectML for a non-empty Tile, validated at ``level``.
+    Each (shape, repeats, type, level) is judged once: a model's nodes alike, and the levels
+    ``provider_min_level`` tries, share it (the caller gets lists of its own)."""
+    plan = _judged_plan(tuple(shape), tuple(repeats), dtype, level)
+    return ProviderPlan(plan.descriptor, plan.reason, list(plan.steps), list(plan.warnings))
+
+
+@functools.lru_cache(maxsize=4096)
+def _judged_plan(
+    shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str, level: FeatureLevel
+) -> ProviderPlan:
     facts = NodeFacts(element_type=dtype, input_shape=shape, repeats=repeats, feature_level=level)
     rewrite = list(check_squeezed(facts))  # DML507: how the node's Tile becomes DirectML's
     steps = [f.message for f in rewrite if f.status == "rewritten"]
@@ -115,6 +126,9 @@ def device_type_findings(dtype: str | None) -> list[Finding]:
 def provider_min_level(shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str) -> FeatureLevel | None:
     """The lowest known level at which the provider starts and DirectML takes its descriptor."""
     for level in known_levels():
-        if level >= MIN_LEVEL and provider_plan(shape, repeats, dtype, level).descriptor is not None:
+        if (
+            level >= MIN_LEVEL
+            and _judged_plan(tuple(shape), tuple(repeats), dtype, level).descriptor is not None
+        ):
             return level
     return None

@@ -5,7 +5,6 @@ explanation of the descriptor the person sent."""
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any
 
@@ -16,7 +15,7 @@ from ..validate.api import validate
 from ..validate.build import tile_desc
 from ..validate.levels import known_levels, tile_row
 from .explain import Explanation, explain
-from .form import form_fields, tokens
+from .form import form_fields, whole_number
 from .picture import Picture, build_picture
 
 
@@ -114,15 +113,43 @@ def _own(exercise_id: str) -> tuple[Explanation, Picture | None]:
     return ex, build_picture(ex.desc, None)
 
 
-_NUMBER_LIST = re.compile(r"\s*[\[(]?\s*(-?\d+(?:\s*[,\s]\s*-?\d+)*)\s*[\])]?\s*")
-_BYTE_COUNT = re.compile(r"\s*(\d+)\s*(?:bytes?|B)?\s*", re.IGNORECASE)
+def said_numbers(guess: str) -> list[int] | None:
+    """The whole numbers of a guess written as a list ("4, 9", "[1 1 6 9]", "(2,3)"), or None for
+    anything else. Read token by token, each character once (no backtracking on runs of spaces)."""
+    text = guess.strip()
+    text = text[1:] if text[:1] in ("[", "(") else text
+    text = text[:-1] if text[-1:] in ("]", ")") else text
+    numbers: list[int] = []
+    after_comma = False
+    for token in text.replace(",", " , ").split():
+        if token == ",":
+            if not numbers or after_comma:
+                return None
+            after_comma = True
+            continue
+        number = whole_number(token)
+        if number is None:
+            return None
+        numbers.append(number)
+        after_comma = False
+    return numbers if numbers and not after_comma else None
+
+
+def said_byte_count(guess: str) -> int | None:
+    """The count of a guess written as a number of bytes ("8", "8 bytes", "8B"), or None."""
+    text = guess.strip()
+    lower = text.lower()
+    for unit in ("bytes", "byte", "b"):
+        if lower.endswith(unit):
+            text = text[: -len(unit)].rstrip()
+            break
+    return whole_number(text) if not text.startswith("-") else None
 
 
 def _predict(guess: str) -> tuple[bool, str]:
     ex, _ = _own("predict")
     assert ex.desc is not None and ex.report.output_sizes is not None
-    said = _NUMBER_LIST.fullmatch(guess)
-    ok = said is not None and tokens(said.group(1)) == ex.report.output_sizes
+    ok = said_numbers(guess) == ex.report.output_sizes
     answer = (
         f"Sizes {list(ex.desc.input.sizes)} x Repeats {list(ex.desc.repeats)}, size by size: "
         f"OutputTensor.Sizes = {ex.report.output_sizes}."
@@ -134,9 +161,8 @@ def _padding(guess: str) -> tuple[bool, str]:
     _, model = _own("padding")
     strip = model.input_strip if model is not None else None
     assert strip is not None, "the padding exercise's input is drawn as a strip"
-    said = _BYTE_COUNT.fullmatch(guess)
     note = next((n for n in strip.notes if n.startswith("Padding:")), "Padding: none.")
-    return said is not None and int(said.group(1)) == strip.padding_bytes, note
+    return said_byte_count(guess) == strip.padding_bytes, note
 
 
 _GUESSES = {"predict": _predict, "padding": _padding}

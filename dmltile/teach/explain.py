@@ -17,10 +17,10 @@ from typing import Any
 from ..core.enums import FeatureLevel
 from ..core.fields import FIELDS
 from ..core.operator import OperatorDesc
-from ..core.shape import input_index, tile_output_sizes
+from ..core.shape import input_index, tile_output_sizes, whole_numbers
 from ..core.tensor import BufferTensorDesc, calc_buffer_tensor_size
 from ..core.words import plural
-from ..errors import DmlTileError
+from ..errors import ArgumentError, DmlTileError
 from ..validate.api import parse_and_validate, validate
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels
 from ..validate.report import Issue, ValidationReport
@@ -289,24 +289,29 @@ def map_index(desc: OperatorDesc, output_index: Sequence[int]) -> IndexMapping:
     """The input element that output element ``output_index`` copies (``o_k mod in_k``), and the
     byte offsets of both in their buffers (offset = sum(index_k * Strides[k]) * element size).
 
-    Raises ValueError when the index does not fit the output the descriptor implies.
+    Raises ArgumentError (a ValueError) when ``desc`` is no OperatorDesc or the index is no index of
+    the output the descriptor implies.
     """
+    if not isinstance(desc, OperatorDesc):
+        raise ArgumentError(
+            f"desc must be an OperatorDesc (dmltile.load reads one), not {type(desc).__name__}"
+        )
     out_sizes = expected_output_sizes(desc)
     if out_sizes is None:
-        raise ValueError(
+        raise ArgumentError(
             f"Repeats has {plural(len(desc.repeats), 'value')} for {plural(len(desc.input.sizes), 'input dimension')}, "
             "so no output index maps to an input index"
         )
-    o = tuple(int(v) for v in output_index)
+    o = whole_numbers("output_index", output_index)
     if len(o) != len(out_sizes):
-        raise ValueError(
+        raise ArgumentError(
             f"--index {list(o)} has {plural(len(o), 'value')}, "
             f"but the output has {plural(len(out_sizes), 'dimension')} "
             f"(Sizes {list(out_sizes)})"
         )
     for k, (v, n) in enumerate(zip(o, out_sizes, strict=False)):
         if not 0 <= v < n:
-            raise ValueError(
+            raise ArgumentError(
                 f"--index value {v} at dimension {k} is outside the output: it must be from 0 to {n - 1}"
             )
     ins = desc.input.sizes

@@ -5,7 +5,6 @@ lives in the page's JavaScript."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ..core.layout import wrap_document
@@ -20,10 +19,23 @@ FORM_FIELDS: tuple[str, ...] = (
 _DTYPE_PREFIX = "DML_TENSOR_DATA_TYPE_"
 
 
+# Digits a whole number typed into the form may have: any UINT64 fits in 20; longer ones stay text
+# (and are named by the validator), so that no conversion of a huge number string is ever attempted.
+MAX_DIGITS = 40
+
+
+def whole_number(text: str) -> int | None:
+    """``text`` as a whole number (ASCII digits, an optional minus sign), else None: "²" and other
+    characters Unicode counts as digits are text, not numbers."""
+    digits = text.removeprefix("-")
+    ok = 0 < len(digits) <= MAX_DIGITS and digits.isascii() and digits.isdigit()
+    return int(text) if ok else None
+
+
 def tokens(text: str) -> list[int | str]:
     """A list typed as text ("1, 1, 2 3"): whole numbers become ints; anything else stays text, so
     that the validator names the field and the value rather than the form dropping it."""
-    return [int(t) if re.fullmatch(r"-?\d+", t) else t for t in re.split(r"[\s,]+", text) if t]
+    return [t if (n := whole_number(t)) is None else n for t in text.replace(",", " ").split()]
 
 
 def _tensor(form: dict[str, str], prefix: str) -> dict[str, Any]:
@@ -37,7 +49,8 @@ def _tensor(form: dict[str, str], prefix: str) -> dict[str, Any]:
     desc["Strides"] = tokens(strides) if strides else None
     size = form.get(f"{prefix}-bytes", "").strip()
     if size:
-        desc["TotalTensorSizeInBytes"] = int(size) if size.isdigit() else size
+        number = whole_number(size)
+        desc["TotalTensorSizeInBytes"] = size if number is None or number < 0 else number
     return desc
 
 

@@ -258,8 +258,11 @@ class _Look:
         return key([src[k] for k in self.label_axes])
 
     def colour(self, src: Index) -> int:
-        if self.strides is None:
-            return int(np.ravel_multi_index(src, self.input_sizes)) % len(PALETTE)
+        if self.strides is None:  # the element's row-major number, in Python ints: sizes past 2^63 too
+            number = 0
+            for a, n in zip(src, self.input_sizes, strict=True):
+                number = number * n + a
+            return number % len(PALETTE)
         return sum(a * s for a, s in zip(src, self.strides, strict=True)) % len(PALETTE)
 
     def legend(self) -> str:

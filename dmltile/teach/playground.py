@@ -137,6 +137,11 @@ def new_descriptor(payload: Any) -> dict:
     fields, for the page's "output = input x repeats" button."""
     if not isinstance(payload, dict):
         raise PayloadError('send a JSON object with "sizes", "repeats" and optionally "dtype"')
+    missing = [k for k in ("sizes", "repeats") if k not in payload]
+    if missing:
+        raise PayloadError(
+            f"{' and '.join(repr(k) for k in missing)} missing: send the input's sizes and the repeats"
+        )
     listed: dict[str, Any] = {
         k: tokens(v) if isinstance(v, str) else v for k, v in payload.items() if k in ("sizes", "repeats")
     }

@@ -9,9 +9,9 @@ from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..core.shape import tile_output_sizes
 from ..errors import DescriptorError, DmlTileError
-from .document import cap_issues, parse_descriptor, parse_document
-from .fixes import attach_fixes
-from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, parse_feature_level
+from .document import MAX_ISSUES, Unparsed, cap_issues, parse_data, parse_descriptor, parse_document
+from .fixes import as_fixed, attach_fixes
+from .levels import DEFAULT_FEATURE_LEVEL, known_levels, levels_text, newest_level, parse_feature_level
 from .reading import Document, read_document
 from .report import Issue, ValidationReport
 from .rules import descriptor_checks, issue, level_checks
@@ -88,13 +88,54 @@ def _judge(document: dict, level: FeatureLevel) -> list[Issue]:
     return issues
 
 
-def _fixed(document: Document, issues: list[Issue], level: FeatureLevel | None) -> list[Issue]:
+def _fixed(
+    document: Document, issues: list[Issue], level: FeatureLevel | None, known: list[Issue] | None = None
+) -> list[Issue]:
     """The issues with the fix each has in the document (for a DxDispatch dispatchable: in its
-    canonical form, which the issues' paths point into)."""
+    canonical form, which the issues' paths point into); ``known``: the issues found beyond them."""
     raw = document.data.to_dict() if isinstance(document.data, OperatorDesc) else document.data
     if not isinstance(raw, dict):
         return issues
-    return attach_fixes(raw, issues, level, _judge)
+    return attach_fixes(raw, issues, level, _judge, known)
+
+
+def _beyond(
+    document: Document,
+    parsed: Unparsed,
+    found: list[Issue],
+    level: FeatureLevel | None,
+    version: DirectmlVersion | None,
+) -> list[Issue]:
+    """The issues of a document that does not parse, found on the document as the fixes of its
+    reading errors (an unknown key, an unknown enum name, a misspelt wrapper) would leave it: the
+    reading errors that only show there (an unknown name inside a misspelt wrapper), then every rule
+    that can still be judged, each issue with its own fix, its paths into the document as the fixes
+    before it leave it. None when a reading error has no fix, the document is no Tile descriptor at
+    all, or its reading errors already fill the report."""
+    if not parsed.errors or len(found) >= MAX_ISSUES or any(i.code == "DML207" for i in found):
+        return []
+    stages: list[tuple[dict, list[Issue]]] = []  # each later round of reading errors, on its document
+    data: Any = document.data
+    for _ in range(_READING_ROUNDS):
+        fixed = as_fixed(data, found, level or newest_level())
+        desc = parse_data(fixed) if fixed is not None else None
+        if fixed is None or isinstance(desc, OperatorDesc) or desc is None or not desc.errors:
+            break
+        found = desc.issues(level)
+        if any(i.code == "DML207" for i in found):
+            break
+        stages.append((fixed, found))
+        data = fixed
+    later: list[Issue] = []
+    if isinstance(desc, OperatorDesc) and fixed is not None:
+        later = [*descriptor_issues(desc), *(level_issues(desc, level) if level is not None else [])]
+        if version is not None:
+            later = version_issues(desc, later, version)
+        later = attach_fixes(fixed, later, level, _judge)
+    return [i for doc, issues in stages for i in attach_fixes(doc, issues, level, _judge, later)] + later
+
+
+_READING_ROUNDS = 3  # a misspelt wrapper can hide reading errors inside it, found once it is renamed
 
 
 def judge(
@@ -108,10 +149,13 @@ def judge(
     ``target_issues``) runs only the rules that do not depend on the level."""
     parsed = parse_document(document)
     if not isinstance(parsed, OperatorDesc):  # the issues are parse's, already capped
-        return None, [
-            _report(_fixed(document, [*target_issues, *parsed.issues(level)], level), level, None, document)
-            for level in levels
-        ]
+        reports = []
+        for level in levels:
+            found = parsed.issues(level)
+            later = _beyond(document, parsed, found, level, version)
+            first = _fixed(document, [*target_issues, *found], level, later)
+            reports.append(_report(cap_issues(first + later) if later else first, level, None, document))
+        return None, reports
     base = descriptor_issues(parsed)
     reports = []
     for level in levels:
@@ -126,8 +170,9 @@ def judge(
 def _report(
     issues: list[Issue], level: FeatureLevel | None, sizes: list[int] | None, document: Document
 ) -> ValidationReport:
-    """The report: valid unless an issue is an error; the reading's warnings come last."""
-    issues = issues + document.warnings
+    """The report: valid unless an issue is an error; the reading's warnings come last, with the
+    fixes their rules have."""
+    issues = issues + (_fixed(document, document.warnings, level) if document.warnings else [])
     return ValidationReport(
         valid=not _has_errors(issues), feature_level=level, output_sizes=sizes, issues=issues
     )

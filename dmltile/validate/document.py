@@ -16,6 +16,7 @@ from pydantic_core import ErrorDetails
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
 from ..errors import DescriptorError
+from .pruning import prune_unknown_keys
 from .reading import Document, read_document
 from .report import Issue
 from .rules import issue
@@ -65,10 +66,12 @@ def parse_data(data: Any) -> OperatorDesc | Unparsed:
     too_long = long_arrays(data)
     if too_long:
         return Unparsed(too_long)
+    data, dropped = prune_unknown_keys(data)
     try:
         return OperatorDesc.model_validate(data)
     except ValidationError as e:
-        return Unparsed(errors=e.errors(include_url=False)[: MAX_ISSUES * 4], error_count=e.error_count())
+        errors = e.errors(include_url=False)[: MAX_ISSUES * 4]
+        return Unparsed(errors=errors, error_count=e.error_count() + dropped)
     except RecursionError:
         return Unparsed([nested_too_deeply()])
 

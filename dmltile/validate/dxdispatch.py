@@ -19,6 +19,7 @@ from typing import Any
 
 from ..core.enums import TILE, OperatorType
 from ..core.layout import wrap_tensor
+from ..core.words import listing
 from ..errors import DescriptorError
 from .report import Issue
 from .rules.document import duplicate_key, not_json
@@ -149,7 +150,8 @@ def repeats_count_warning(raw: Mapping) -> list[Issue]:
 
 def no_tile_issue(not_covered: Mapping[str, str]) -> Issue:
     """DML207 for a model that has no Tile dispatchable, naming what it has."""
-    return no_tile_dispatchable(", ".join(f"{n!r} ({op})" for n, op in not_covered.items()) or "none")
+    named = (f"{n!r} ({op})" for n, op in not_covered.items())
+    return no_tile_dispatchable(listing(named, len(not_covered)) or "none")
 
 
 def single_tile_document(data: Any) -> tuple[Any, list[Issue]]:

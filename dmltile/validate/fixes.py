@@ -14,7 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.enums import FeatureLevel
+from ..errors import ArgumentError
 from .levels import newest_level
+from .pruning import prune_unknown_keys
 from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
@@ -23,6 +25,7 @@ from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 __all__ = [
     "apply_all",
     "apply_fix",
+    "as_fixed",
     "attach_fixes",
     "compute_fix",
     "describe",
@@ -39,13 +42,13 @@ _BROKEN = (KeyError, IndexError, TypeError, ValueError, AttributeError)
 def primary_edits(doc: Any, issue: Issue, level: FeatureLevel) -> list[Edit] | None:
     """The edits that make ``issue``'s rule pass at this path, before settling their effects."""
     rule = RULES.get(issue.code)
-    if rule is None or rule.fix is None or not split_path(issue.path):
+    if rule is None or rule.fix is None or not issue.loc:
         return None
     return rule.fix(doc, issue, level) or None
 
 
-def _key(i: Issue) -> tuple[str, str]:
-    return i.code, i.path
+def _key(i: Issue) -> tuple[str, tuple]:
+    return i.code, i.loc
 
 
 def compute_fix(
@@ -61,9 +64,15 @@ def compute_fix(
     for _ in range(rounds):
         try:
             fixed = apply_fix(doc, edits)
-        except (KeyError, IndexError, TypeError):
+        except ArgumentError:  # an edit that does not fit the document: no fix
             return None
-        new = [i for i in judge(fixed, level) if i.severity == "error" and _key(i) not in seen]
+        # Judged without keys no struct has: each is an issue of its own that no edit here settles,
+        # and judging them again for every fix would cost the listed issues squared.
+        new = [
+            i
+            for i in judge(prune_unknown_keys(fixed, keep=0)[0], level)
+            if i.severity == "error" and _key(i) not in seen
+        ]
         if not new:
             break
         for i in new:
@@ -84,18 +93,18 @@ def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
     return issue.model_copy(update={"fix": tuple(edits), "hint": hint})
 
 
-def _objects(doc: dict) -> list[tuple[str, dict, tuple[str, ...]]]:
-    """(path, object, the keys it may hold) of each object of the canonical wrapped document."""
-    found: list[tuple[str, dict, tuple[str, ...]]] = [("", doc, OPERATOR_KEYS)]
+def _objects(doc: dict) -> list[tuple[tuple[str, ...], dict, tuple[str, ...]]]:
+    """(keys, object, the keys it may hold) of each object of the canonical wrapped document."""
+    found: list[tuple[tuple[str, ...], dict, tuple[str, ...]]] = [((), doc, OPERATOR_KEYS)]
     desc = doc.get("Desc")
     if isinstance(desc, dict):
-        found.append(("Desc", desc, TILE_KEYS))
+        found.append((("Desc",), desc, TILE_KEYS))
         for name in TENSORS:
             tensor = desc.get(name)
             if isinstance(tensor, dict):
-                found.append((f"Desc.{name}", tensor, TENSOR_KEYS))
+                found.append((("Desc", name), tensor, TENSOR_KEYS))
                 if isinstance(tensor.get("Desc"), dict):
-                    found.append((f"Desc.{name}.Desc", tensor["Desc"], BUFFER_KEYS))
+                    found.append((("Desc", name, "Desc"), tensor["Desc"], BUFFER_KEYS))
     return found
 
 
@@ -103,28 +112,47 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
     """``doc`` without the unknown keys no listed issue names. Each unknown key is its own issue, its
     fix touches nothing else, and re-judging a fix must not cost a pass over 200,000 keys nobody sees:
     fixing work follows the issues listed, not the document's size."""
-    listed = {i.path for i in issues}
+    listed = {i.loc for i in issues}
     for where, obj, allowed in _objects(doc):
-        for key in [k for k in obj if k not in allowed and f"{where}.{k}".lstrip(".") not in listed]:
+        for key in [k for k in obj if k not in allowed and (*where, k) not in listed]:
             del obj[key]
     return doc
 
 
-def attach_fixes(data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge) -> list[Issue]:
+def attach_fixes(
+    data: Any, issues: list[Issue], level: FeatureLevel | None, judge: Judge, known: list[Issue] | None = None
+) -> list[Issue]:
     """The issues that are no consequence of another (``root_causes``), each with its computed
-    ``fix`` and a hint that says it."""
+    ``fix`` and a hint that says it. ``known``: issues reported beside these (found on the document
+    as their fixes leave it), which a fix leaves to their own rules instead of settling them."""
     if not isinstance(data, dict) or not issues:
         return root_causes(issues)
-    doc = without_unlisted_keys(wrapped(data), issues)
+    doc = without_unlisted_keys(wrapped(prune_unknown_keys(data)[0]), issues)
     level = level or newest_level()
+    before = issues + (known or [])
     out = []
     for i in issues:
         try:
-            found = compute_fix(doc, i, level, issues, judge)
+            found = compute_fix(doc, i, level, before, judge)
         except _BROKEN:
             found = None
         out.append(_with_fix(i, *found) if found else i)
     return root_causes(out)
+
+
+def as_fixed(data: Any, issues: list[Issue], level: FeatureLevel) -> dict | None:
+    """``data`` (wrapped) as the fixes of ``issues`` would leave it, each fix the edits of the issue's
+    own rule; None when one of them has no fix (what the document means there is unknown). A
+    missing field that another issue's fix renames a key onto needs no edit of its own."""
+    if not isinstance(data, dict):
+        return None
+    doc = without_unlisted_keys(wrapped(data), issues)
+    try:
+        with_edits = [i.model_copy(update={"fix": tuple(primary_edits(doc, i, level) or ())}) for i in issues]
+        causes = root_causes(with_edits)
+        return None if any(not i.fix for i in causes) else apply_all(doc, causes)
+    except _BROKEN:
+        return None
 
 
 def apply_all(document: Any, issues: list[Issue]) -> dict:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, PlainSerializer, computed_field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, computed_field, model_validator
 
 from ..core.enums import FeatureLevel
+from .paths import Key, join_path, split_path
 
 Severity = Literal["error", "warning"]
 # One spelling of a level in every JSON document: "6.4" (the C name goes in a field of its own).
@@ -15,15 +16,36 @@ LevelName = Annotated[FeatureLevel, PlainSerializer(lambda lv: lv.dotted, return
 
 
 class Edit(BaseModel):
-    """One step of a machine-applicable fix, at a path into the canonical wrapped document:
-    ``set`` the value there (adding the key if missing), ``rename`` the key to ``to``, or ``remove`` it."""
+    """One step of a machine-applicable fix, at a field of the canonical wrapped document: ``set`` the
+    value there (adding the key if missing), ``rename`` the key to ``to``, or ``remove`` it.
+
+    ``keys`` is the field's address, the keys and indices from the top; applying follows them and
+    nothing else. ``path`` is its text for people (``join_path``); given alone, it is read back into
+    keys (``split_path``), which for a path ``join_path`` wrote are the same keys."""
 
     model_config = ConfigDict(frozen=True)
 
     op: Literal["set", "rename", "remove"]
-    path: str
+    path: str = ""
+    keys: tuple[Key, ...] = ()
     value: Any = None
     to: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _address(cls, data: Any) -> Any:
+        return _with_address(data, "keys")
+
+
+def _with_address(data: Any, field: str) -> Any:
+    """``data`` with both forms of its address: the keys from the text, or the text from the keys."""
+    if not isinstance(data, dict):
+        return data
+    if data.get(field) is not None:
+        return {**data, "path": join_path(tuple(data[field]))} if "path" not in data else data
+    if isinstance(data.get("path"), str):
+        return {**data, field: tuple(split_path(data["path"]))}
+    return data
 
 
 class Issue(BaseModel):
@@ -34,9 +56,22 @@ class Issue(BaseModel):
     code: str
     path: str
     message: str
+    # The keys and indices of ``path`` (for a key that looks like a path, the key itself): what a fix
+    # addresses. Not printed: ``path`` says it to people, each edit of ``fix`` says its own keys.
+    loc: tuple[Key, ...] = Field(default=(), exclude=True, repr=False)
     hint: str = ""
     severity: Severity = "error"
     fix: tuple[Edit, ...] = ()  # applied in order (dmltile.apply_fix), the rule passes; empty: no edit can
+
+    @model_validator(mode="before")
+    @classmethod
+    def _address(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("loc"):
+            return data
+        try:
+            return _with_address(data, "loc")
+        except ValueError:  # a path no field has (a document-wide issue's label): it addresses nothing
+            return data
 
     def __str__(self) -> str:
         text = f"{self.code} {self.severity} at {self.path or '<document>'}: {self.message}"

@@ -1,9 +1,10 @@
 """Reading a document's bytes: text, bytes or a path into JSON data, with the kinds of document
 dmltile recognises (its own descriptor, a DxDispatch model or dispatchable).
 
-DxDispatch models may carry ``//`` comments and trailing commas (its parser, rapidjson, runs with
-kParseCommentsFlag | kParseTrailingCommasFlag), so text that is not strict JSON is read again
-without them, and kept only if it then is a DxDispatch model.
+Every document may carry ``//`` and ``/* */`` comments and trailing commas, as DxDispatch models do
+(its parser, rapidjson, runs with kParseCommentsFlag | kParseTrailingCommasFlag): text that is not
+strict JSON is read again without them (JSONC), and ``--fix`` writes back into the text as it was,
+comments and all.
 """
 
 from __future__ import annotations
@@ -116,19 +117,59 @@ def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
     return data
 
 
-_JSONC_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.S)
+# One token of JSONC text outside strings, matched where it starts and never retried: a comment (to
+# its end, or to the end of the text), a comma, a closing bracket, a quote (a string starts), or a run
+# of anything else. Each alternative is a single repeat, so the engine keeps no state per character.
+_JSONC_TOKEN = re.compile(r'//[^\n]*|/\*(?:.*?\*/|.*)|[,\]}"]|[^",/\]}]+|/', re.S)
+
+
+_TRAILING_COMMA = re.compile(r",\s*[}\]]")
+
+
+def _string_end(text: str, start: int) -> int:
+    """Where the string whose opening quote is at ``start`` ends (after its closing quote; the end of
+    the text when it has none): the first quote after an even run of backslashes. Each character is
+    looked at once at most, so unclosed strings and runs of escaped quotes cost their length."""
+    at = start + 1
+    while True:
+        quote = text.find('"', at)
+        if quote < 0:
+            return len(text)
+        slashes = quote
+        while slashes > at and text[slashes - 1] == "\\":
+            slashes -= 1
+        if (quote - slashes) % 2 == 0:
+            return quote + 1
+        at = quote + 1
 
 
 def strip_jsonc(text: str) -> str:
     """Remove ``//`` and ``/* */`` comments and trailing commas outside strings (DxDispatch's
-    parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag)."""
-
-    def keep(m: re.Match) -> str:
-        token = m.group(0)
-        return token if token.startswith('"') else ("\n" * token.count("\n") if token.startswith("/") else "")
-
-    # Repeat the comma removal: a comment between a comma and the bracket hides it on the first pass.
-    return _JSONC_TOKEN.sub(keep, _JSONC_TOKEN.sub(keep, text))
+    parser accepts both: rapidjson kParseCommentsFlag | kParseTrailingCommasFlag). A comment leaves
+    its line breaks, so lines keep their numbers; the text is read once, left to right."""
+    if "/" not in text and not _TRAILING_COMMA.search(text):  # strict JSON already: nothing to strip
+        return text
+    out: list[str] = []
+    comma: int | None = None  # where in ``out`` a comma stands that only space and comments follow yet
+    at = 0
+    while at < len(text):
+        m = _JSONC_TOKEN.match(text, at)
+        assert m is not None  # every character starts some token
+        token, at = m.group(), m.end()
+        if token == '"':
+            at = _string_end(text, m.start())
+            token = text[m.start() : at]
+        elif token[:2] in ("//", "/*"):
+            out.append("\n" * token.count("\n"))
+            continue
+        if token in ("]", "}") and comma is not None:
+            out[comma] = ""
+        if token == ",":
+            comma = len(out)
+        elif not token.isspace():
+            comma = None
+        out.append(token)
+    return "".join(out)
 
 
 def is_model(data: Any) -> bool:
@@ -161,14 +202,25 @@ def looks_like_descriptor(data: Any) -> bool:
 
 
 def looks_like_dxdispatch(data: Any) -> bool:
-    """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document."""
+    """Whether ``data`` is a DxDispatch model or dispatchable rather than a canonical document. A
+    JSON Schema (a ``$schema`` key) is neither, whatever its properties look like."""
+    if isinstance(data, dict) and "$schema" in data:
+        return False
     return is_model(data) or is_dispatchable(data)
 
 
+def parse_jsonc(text: str | bytes) -> Any:
+    """JSON with comments and trailing commas (JSONC), as DxDispatch reads its models and dmltile
+    reads every descriptor; ValueError (DuplicateKey for a repeated key) when it is not JSONC either."""
+    if isinstance(text, bytes):  # as json.loads reads bytes: UTF-8, -16 or -32, with or without a BOM
+        text = text.decode(json.detect_encoding(text))
+    return loads(strip_jsonc(text))
+
+
 def parse_jsonc_model(text: str | bytes) -> Any:
-    """JSON with comments/trailing commas, parsed only if it then is a DxDispatch model; else None."""
+    """JSONC text parsed only if it then is a DxDispatch model; else None."""
     try:
-        data = loads(strip_jsonc(text.decode("utf-8") if isinstance(text, bytes) else text))
+        data = parse_jsonc(text)
     except DuplicateKey:
         raise
     except (ValueError, RecursionError):
@@ -286,10 +338,11 @@ def _parse_json(data: str | bytes) -> Any:
     except UnicodeError as e:
         where = f" at byte {e.start}" if isinstance(e, UnicodeDecodeError) else ""
         return NotJson(f"not UTF-8 text ({getattr(e, 'reason', e)}{where})")
-    except ValueError as e:
+    except ValueError as e:  # not strict JSON: read again as JSONC, else the strict parser's reason
         try:
-            model = parse_jsonc_model(data)
+            parsed = parse_jsonc(data)
         except DuplicateKey as dup:
             return NotJson(str(dup), "DML003", dup.key)
-        return model if model is not None else NotJson(str(e))
+        except (ValueError, RecursionError):
+            return NotJson(str(e))
     return parsed if not _too_deep(parsed) else NotJson(f"nested more than {MAX_DEPTH} levels deep")

@@ -9,8 +9,6 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-import numpy as np
-
 from ..core.enums import TILE, DataType, FeatureLevel, TensorFlags, TensorType
 from .levels import newest_level, tile_support
 
@@ -65,9 +63,18 @@ def keys_at(loc: tuple) -> tuple[str, ...]:
     return BUFFER_KEYS
 
 
+def _comparable(text: str, names: list[str]) -> bool:
+    """Whether ``text`` is short enough to be close to one of ``names`` at all. Closeness is
+    difflib's ratio 2M/(a+b) >= 0.6 with M <= b, so a text longer than 7/3 of the longest name is
+    close to none: comparing only texts within that bound keeps suggesting linear in the input."""
+    return len(text) * 3 <= 7 * max(map(len, names), default=0)
+
+
 def closest_key(key: str, allowed: tuple[str, ...], present: set[str] | None = None) -> str | None:
     """The allowed key ``key`` most likely meant (case or a few letters off), not one already present."""
     pool = [k for k in allowed if k not in (present or set())]
+    if not _comparable(str(key), pool):
+        return None
     for k in pool:
         if k.lower() == str(key).lower():
             return k
@@ -112,6 +119,8 @@ def did_you_mean(value: Any, enum_name: str, choices: list[Any]) -> Any | None:
     if not isinstance(value, str) or not choices:
         return None
     text = value.strip()
+    if not _comparable(text, [m.c_name for m in choices]):
+        return None
     up = text.upper()
     for m in choices:
         if up in (m.name, m.c_name):
@@ -124,7 +133,7 @@ def did_you_mean(value: Any, enum_name: str, choices: list[Any]) -> Any | None:
         if alias:  # a known name of another width is no near miss of a type offered here
             return DataType[alias] if DataType[alias] in choices else None
         try:
-            from_numpy = DataType.from_numpy(np.dtype(text.lower()))
+            from_numpy = DataType.from_numpy(text.lower())
         except (TypeError, ValueError):
             from_numpy = None
         if from_numpy in choices:

@@ -21,6 +21,7 @@ from ..errors import DmlTileError
 from .levels import SupportRow, parse_feature_level, tile_support
 from .report import Issue
 from .rules import tensors
+from .rules.compile_time import compile_refusal_issues
 from .rules.levels import wrapped_size
 
 
@@ -97,7 +98,15 @@ def wrapped_minimum(t: BufferTensorDesc, version: DirectmlVersion) -> int:
 def version_issues(desc: OperatorDesc, issues: list[Issue], version: DirectmlVersion) -> list[Issue]:
     """The issues as ``version`` judges them: where it computes a size in 32 bits and so accepts a
     buffer below the real extent (the input's index or bytes; the output's bytes only), its DML105
-    error becomes DML112's warning."""
+    error becomes DML112's warning; a data type it creates but does not compile gets DML306."""
+    typed = {i.path for i in issues if i.code == "DML302"}
+    refusals = [
+        i for i in compile_refusal_issues(desc, version.version, version.label) if i.path not in typed
+    ]
+    return _wrapped_sizes(desc, issues, version) + refusals
+
+
+def _wrapped_sizes(desc: OperatorDesc, issues: list[Issue], version: DirectmlVersion) -> list[Issue]:
     if not version.wraps_strided_index_32bit:
         return issues
     out = list(issues)

@@ -15,10 +15,10 @@ from tests.cli_support import PAGE_ROWS, invoke, json_out, script
 CONTRACT_CODES = (  # the codes of the contract, plus the DxDispatch-model codes
     [f"DML00{i}" for i in range(1, 6)]
     + [f"DML1{i:02d}" for i in range(1, 13)]
-    + [f"DML20{i}" for i in range(1, 8)]
-    + ["DML301", "DML302", "DML303", "DML304", "DML305"]
+    + [f"DML20{i}" for i in range(1, 9)]
+    + ["DML301", "DML302", "DML303", "DML304", "DML305", "DML306"]
     + ["DML401", "DML402"]  # DxDispatch models
-    + [f"DML50{i}" for i in range(1, 8)]  # onnxruntime's DirectML EP (dmltile check)
+    + [f"DML50{i}" for i in range(1, 9)]  # onnxruntime's DirectML EP (dmltile check)
 )
 
 
@@ -52,16 +52,18 @@ def test_levels_table_names_every_row():
 
 
 def test_rules_lists_every_design_code_with_rule_and_source():
-    doc = json_out(invoke("rules", "--json").stdout)
+    doc = json_out(invoke("rules", "--json").stdout)["rules"]
     assert [r["code"] for r in doc] == CONTRACT_CODES
     assert all(r["rule"] and r["source"] for r in doc)
     assert {r["code"] for r in doc if r["severity"] == "warning"} == {
         "DML106",
         "DML111",
         "DML112",
+        "DML208",
         "DML304",
+        "DML306",
         "DML402",
-    } | {f"DML50{i}" for i in range(1, 8)}
+    } | {f"DML50{i}" for i in range(1, 9)}
     provider = [r for r in doc if r["code"].startswith("DML5")]
     assert all(r["phase"] == "provider" and "microsoft/onnxruntime" in r["source"] for r in provider)
     out = invoke("rules").stdout

@@ -479,6 +479,62 @@ def g_random(n: int = 1000, seed: int = 11) -> Iterator[tuple[str, dict[str, Any
         yield f"random/{k:04d}", simple(dt, sizes, reps, **kw)
 
 
+def g_output_wrap() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Output sizes across 2^32 in every width: the product wrapped (accepted by DirectML's 32-bit
+    check), the wrapped value off by one, a product of exactly 2^32 (wraps to 0), and the same at
+    other ranks and axes."""
+    for dt in (5, 2, 1, 11):
+        for n, r in ((3, 2**31 + 1), (3, 1431655767), (2, 2**31 + 3), (5, 2**30 + 7), (7, 613566757)):
+            wrapped = (n * r) & U32
+            for label, out in (("wrapped", wrapped), ("wrapped+1", wrapped + 1), ("wrapped-1", wrapped - 1)):
+                if 0 < out <= U32:
+                    yield (
+                        f"outwrap/{NAMES[dt]}/{n}x{r}/{label}",
+                        simple(dt, [1, 1, 1, n], [1, 1, 1, r], out_sizes=[1, 1, 1, out]),
+                    )
+        yield (
+            f"outwrap/{NAMES[dt]}/4x2^30/zero",
+            simple(dt, [1, 1, 1, 4], [1, 1, 1, 2**30], out_sizes=[1, 1, 1, 0]),
+        )
+        for rank, axis in ((1, 0), (2, 0), (5, 2), (8, 7)):
+            sizes, reps = [1] * rank, [1] * rank
+            sizes[axis], reps[axis] = 3, 2**31 + 1
+            out = [s * q for s, q in zip(sizes, reps, strict=True)]
+            out[axis] = out[axis] & U32
+            yield f"outwrap/{NAMES[dt]}/rank{rank}/axis{axis}", simple(dt, sizes, reps, out_sizes=out)
+    # two wrapped axes at once
+    yield (
+        "outwrap/FLOAT32/two-axes",
+        simple(1, [1, 1, 3, 3], [1, 1, 1431655767, 1431655767], out_sizes=[1, 1, 5, 5]),
+    )
+
+
+def g_wide_types() -> Iterator[tuple[str, dict[str, Any]]]:
+    """64-bit types at every rank 0..9: packed, broadcast (zero strides), padded rows."""
+    for dt in (9, 10, 11):
+        for rank in range(10):
+            sizes = [2 if i % 2 == 0 else 3 for i in range(rank)]
+            reps = [1 + (i % 3 == 0) for i in range(rank)]
+            yield f"wide/{NAMES[dt]}/rank{rank}/packed", simple(dt, sizes, reps)
+            if rank:
+                zero = packed(sizes)
+                zero[0] = 0
+                yield f"wide/{NAMES[dt]}/rank{rank}/broadcast", simple(dt, sizes, reps, in_strides=zero)
+                yield (
+                    f"wide/{NAMES[dt]}/rank{rank}/padded",
+                    simple(dt, sizes, reps, in_strides=[2 * s for s in packed(sizes)]),
+                )
+
+
+def g_flag_bits() -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every single unknown flag bit (and all of them) on the input and on the output."""
+    bits = [1 << b for b in range(1, 32)] + [0xFFFFFFFF, 0xFFFFFFFE]
+    for dt in (1, 5, 11):
+        for bit in bits:
+            yield f"flagbits/{NAMES[dt]}/in={bit:#x}", simple(dt, [1, 2, 3], [2, 1, 2], in_flags=bit)
+            yield f"flagbits/{NAMES[dt]}/out={bit:#x}", simple(dt, [1, 2, 3], [2, 1, 2], out_flags=bit)
+
+
 GROUPS = [
     g_total_size,
     g_alignment,
@@ -490,6 +546,9 @@ GROUPS = [
     g_flags,
     g_wrap,
     g_random,
+    g_output_wrap,
+    g_wide_types,
+    g_flag_bits,
 ]
 
 

@@ -33,12 +33,7 @@ def ALL(v: Version) -> bool:
 
 # Deliberate, named exceptions: kind -> (what dmltile does instead of DirectML, and why). Each has its
 # own test below that pins the exact disagreement, so a change on either side shows.
-EXCEPTIONS: dict[str, str] = {
-    "output-size-wrap": (
-        "every DirectML version accepts OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i] "
-        "mod 2^32; dmltile keeps DML205, because such a descriptor cannot mean the Tile it describes"
-    ),
-}
+EXCEPTIONS: dict[str, str] = {}
 
 SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
 
@@ -127,11 +122,25 @@ def test_not_c_expressible_cases_are_rejected(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem.split("-")[1])
-def test_wrapped_output_sizes_are_the_one_place_dmltile_is_stricter(path: Path) -> None:
-    """EXCEPTIONS["output-size-wrap"]: DirectML accepts every case, dmltile rejects each with DML205."""
+def test_wrapped_output_sizes_are_accepted_with_the_wrap_named(path: Path) -> None:
+    """Every DirectML accepts OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i] mod 2^32: dmltile
+    gives the same verdict, with DML208 on each wrapped axis (and no DML205). Where a version refuses
+    such a case for another reason (a wrap to 0, a rank or type its level lacks), dmltile refuses it
+    too, and not for the wrap."""
     rows = [g for g in _by_kind(path)["output-size-wrap"] if "accepted" in g]
-    assert rows and all(g["accepted"] for g in rows)
     version = path.stem.split("-")[1]
+    for g in [g for g in rows if not g["accepted"]]:
+        report = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True))
+        others = [i for i in report.issues if i.severity == "error" and i.code not in ("DML205", "DML208")]
+        assert not report.valid and others, g["id"]
+    rows = [g for g in rows if g["accepted"]]
+    assert len(rows) >= 20
     for g in rows:
         report = _dmltile_report(g["id"], version, json.dumps(g["desc"], sort_keys=True))
-        assert not report.valid and "DML205" in report.codes, g["id"]
+        desc = g["desc"]
+        ins, reps, outs = desc["InputTensor"]["Sizes"], desc["Repeats"], desc["OutputTensor"]["Sizes"]
+        wrapped = [i for i in range(len(ins)) if ins[i] * reps[i] != outs[i]]
+        assert wrapped and all(ins[i] * reps[i] % 2**32 == outs[i] for i in wrapped), g["id"]
+        assert report.valid and "DML205" not in report.codes, g["id"]
+        paths = {i.path for i in report.issues if i.code == "DML208"}
+        assert paths == {f"Desc.OutputTensor.Desc.Sizes[{i}]" for i in wrapped}, g["id"]

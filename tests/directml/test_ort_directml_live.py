@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 import dmltile
 from dmltile.cli import app
-from dmltile.execute.directml import ort_provider
+from dmltile.execute.directml import fetch_dlls, oracle, ort_provider
 
 pytestmark = pytest.mark.directml_live
 onnx = pytest.importorskip("onnx")
@@ -22,11 +22,32 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _set_up_by_make_directml() -> bool:
+    """`make directml` ran here: the DirectML runner is in place (its onnxruntime step then must be too)."""
+    return oracle.setup_problem() is None
+
+
 @pytest.fixture(scope="module", autouse=True)
 def provider_here():
     problem = ort_provider.ort_setup_problem()
+    if problem and _set_up_by_make_directml():
+        pytest.fail(f"`make directml` set up DirectML but not onnxruntime-directml's provider: {problem}")
     if problem:
         pytest.skip(f"onnxruntime-directml's provider is not set up here: {problem}")
+
+
+SHIPPING = [r["wheel"].split("==")[1] for r in fetch_dlls.rows() if r.get("ships_onnxruntime_dll")]
+
+
+@pytest.mark.parametrize("wheel", SHIPPING)
+def test_every_wheel_that_ships_the_c_api_runs_a_tile_here(wheel):
+    """No silent skip: each wheel whose onnxruntime.dll the set-up extracts is installed, and its
+    DirectML provider runs a Tile equal to numpy.tile (asked again, not read from the record)."""
+    assert wheel in ort_provider.installed_wheels(), ort_provider.ort_wheels()
+    check = ort_provider.check_tile(wheel)
+    assert check["runs_tile"], check["reason"]
+    doctor = {w["wheel"]: w for w in dmltile.doctor_report()["directml"]["hosted_provider"]["wheels"]}
+    assert doctor[wheel]["runs_tile"], doctor[wheel]
 
 
 def test_the_readme_example_runs_bit_exactly_on_the_real_provider():
@@ -124,3 +145,33 @@ def test_check_observe_exits_by_the_agreement(tmp_path):
     [node] = json.loads(result.stdout)["nodes"]
     assert node["observed"] == "dispatch"
     assert result.exit_code == (0 if node["predicted"] == "dispatch" else 1)
+
+
+def _one_tile(elem, repeats):
+    graph = helper.make_graph(
+        [helper.make_node("Tile", ["x", "r"], ["y"], name="t")],
+        "g",
+        [helper.make_tensor_value_info("x", elem, [2, 3])],
+        [helper.make_tensor_value_info("y", elem, None)],
+        [numpy_helper.from_array(np.array(repeats, np.int64), "r")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize(
+    ("elem", "repeats"),
+    [(TensorProto.BFLOAT16, [2, 2]), (TensorProto.FLOAT, [-1, 2])],
+    ids=["bfloat16", "negative"],
+)
+def test_observe_runs_the_cpu_reference_on_inputs_of_every_type(elem, repeats):
+    """A bfloat16 input is made (as its bits) and fed; the CPU reference session runs the model on the
+    inputs, so negative repeats, which fail at the first run there too, are observed invalid as check says."""
+    from dmltile.lower.observe import generated_inputs, observe_model
+
+    model = _one_tile(elem, repeats)
+    [predicted] = dmltile.check_model(model)
+    feeds, free = generated_inputs(model)
+    seen = observe_model(model, feeds, free)
+    assert predicted.status == "invalid" and seen.nodes["t"].status == "invalid", seen.nodes["t"]

@@ -105,3 +105,67 @@ def test_lzms_buffers_of_directml_170_decode_to_shader_containers() -> None:
     assert len(found) == 678
     assert sum(len(out) for _, out in found) == 62_513_220
     assert all(out.count(b"DXBC") >= 1 for _, out in found)
+
+
+# -- onnxruntime.dll out of an onnxruntime-directml wheel ---------------------------------------------
+def _wheel(path: Path, members: dict[str, bytes]) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path
+
+
+ORT_ROW = next(r for r in ROWS if r["wheel"] == "onnxruntime-directml==1.24.4")
+OLD_ROW = next(r for r in ROWS if r["wheel"] == "onnxruntime-directml==1.18.0")
+CAPI = "onnxruntime/capi/"
+
+
+def test_the_table_says_which_onnxruntime_wheels_ship_the_c_api() -> None:
+    """1.20.1 and 1.24.4 carry onnxruntime.dll; the older onnxruntime-directml wheels only the Python extension."""
+    ships = {r["wheel"] for r in ROWS if r.get("ships_onnxruntime_dll")}
+    assert ships == {"onnxruntime-directml==1.20.1", "onnxruntime-directml==1.24.4"}
+
+
+def test_a_wheel_with_onnxruntime_dll_is_extracted_and_a_stale_note_removed(tmp_path: Path) -> None:
+    folder = tmp_path / "ort" / "1.24.4"
+    folder.mkdir(parents=True)
+    (folder / fetch_dlls.NO_ORT_DLL).write_text("wrong: written by a set-up whose check broke")
+    assert not fetch_dlls.onnxruntime_done(ORT_ROW, tmp_path)  # the table says it ships one: look again
+    whl = _wheel(
+        tmp_path / "w.whl",
+        {
+            CAPI + "onnxruntime.dll": b"ort",
+            CAPI + "onnxruntime_providers_shared.dll": b"shared",
+            CAPI + "DirectML.dll": b"dml",
+            CAPI + "onnxruntime_pybind11_state.pyd": b"pyd",
+        },
+    )
+    assert fetch_dlls.extract_onnxruntime(whl, ORT_ROW, tmp_path) == "onnxruntime.dll"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(fetch_dlls.ORT_FILES)
+    assert (folder / "onnxruntime.dll").read_bytes() == b"ort"
+    assert fetch_dlls.onnxruntime_done(ORT_ROW, tmp_path)
+
+
+def test_a_wheel_the_table_says_ships_the_dll_and_does_not_stops_the_set_up(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "w.whl", {CAPI + "onnxruntime_pybind11_state.pyd": b"pyd"})
+    with pytest.raises(fetch_dlls.FetchError, match="ships_onnxruntime_dll"):
+        fetch_dlls.extract_onnxruntime(whl, ORT_ROW, tmp_path)
+    assert not (tmp_path / "ort" / "1.24.4" / fetch_dlls.NO_ORT_DLL).exists()
+
+
+def test_a_wheel_without_the_c_api_gets_its_note_once(tmp_path: Path) -> None:
+    whl = _wheel(tmp_path / "w.whl", {CAPI + "onnxruntime_pybind11_state.pyd": b"pyd"})
+    assert fetch_dlls.extract_onnxruntime(whl, OLD_ROW, tmp_path) == "no onnxruntime.dll"
+    assert "ships no onnxruntime.dll" in (tmp_path / "ort" / "1.18.0" / fetch_dlls.NO_ORT_DLL).read_text()
+    assert fetch_dlls.onnxruntime_done(OLD_ROW, tmp_path)
+
+
+def test_the_set_up_script_pipes_nothing_into_an_early_exiting_grep() -> None:
+    """Under `set -o pipefail`, `producer | grep -q` is false whenever grep's early exit kills the
+    producer with SIGPIPE: the script matches captured output instead."""
+    script = (Path(fetch_dlls.__file__).parent / "setup.sh").read_text()
+    code = [line.split("#", 1)[0] for line in script.splitlines()]
+    assert "set -euo pipefail" in script
+    assert not [line for line in code if re.search(r"\|\s*grep\s+-\w*q", line)]

@@ -359,13 +359,15 @@ def test_comments_and_trailing_commas_are_accepted_for_dxdispatch_models(tmp_pat
     assert json.loads(dx.strip_jsonc(JSONC))["resources"]["url"]["note"] == "http://not/a/comment"
 
 
-def test_comments_are_still_an_error_in_a_canonical_document():
+def test_comments_and_trailing_commas_are_read_in_a_canonical_document_too():
     text = (
-        '// a comment\n{"InputTensor": {"DataType": "FLOAT32", "Sizes": [1]}, "OutputTensor": '
-        '{"DataType": "FLOAT32", "Sizes": [1]}, "Repeats": [1]}'
+        '// a comment\n{"InputTensor": {"DataType": "FLOAT32", "Sizes": [1, /* one */ 2,]}, "OutputTensor": '
+        '{"DataType": "FLOAT32", "Sizes": [1, 2]}, "Repeats": [1, 1],}'
     )
     desc, issues = dmltile.parse(text)
-    assert desc is None and [i.code for i in issues] == ["DML001"]
+    assert issues == [] and desc is not None and list(desc.input.sizes) == [1, 2]
+    unclosed = text.replace("*/", "")  # a comment never closed is no JSONC: the strict parser's reason
+    assert [i.code for i in dmltile.parse(unclosed)[1]] == ["DML001"]
 
 
 def test_several_tile_dispatchables_make_load_name_them():

@@ -195,6 +195,89 @@ def generated_cases() -> list[PlacementCase]:
     return cases
 
 
+def _i64(name: str, values: list[int]):
+    return numpy_helper.from_array(np.array(values, np.int64), name)
+
+
+def _shape_tile(case_id: str, kind: str, nodes: list, inputs: list, inits: list, feeds: dict, **kw: Any):
+    """A Tile ``t`` of ``x`` whose repeats ``r`` the ``nodes`` compute (onnxruntime may fold them)."""
+    model = _model([*nodes, helper.make_node("Tile", ["x", "r"], ["y"], name="t")], inputs, inits)
+    return PlacementCase(case_id, kind, model, feeds, **kw)
+
+
+def folding_cases() -> list[PlacementCase]:
+    """Repeats computed from shapes and initializers, which onnxruntime folds before partitioning when
+    every shape is known at session creation; the same with symbolic dims, named (fixed by name) and
+    unnamed (no name to fix them by); a Tile input with an unnamed dim."""
+    x = vi("x", TensorProto.FLOAT, [2, 3])
+    fx = {"x": _values(TensorProto.FLOAT, (2, 3), 7)}
+    shape = helper.make_node("Shape", ["x"], ["s"])
+    cases = [
+        _shape_tile("fold/shape", "folding", [helper.make_node("Shape", ["x"], ["r"])], [x], [], fx),
+        _shape_tile(
+            "fold/shape-gather", "folding", [shape, helper.make_node("Gather", ["s", "i"], ["r"])], [x],
+            [_i64("i", [1, 0])], fx,
+        ),
+        _shape_tile(
+            "fold/shape-slice-concat", "folding",
+            [
+                shape,
+                helper.make_node("Slice", ["s", "st", "en"], ["a"]),
+                helper.make_node("Concat", ["one", "a"], ["r"], axis=0),
+            ],
+            [x], [_i64("st", [1]), _i64("en", [2]), _i64("one", [2])], fx,
+        ),
+        _shape_tile(
+            "fold/add-initializers", "folding", [helper.make_node("Add", ["a", "b"], ["r"])], [x],
+            [_i64("a", [1, 1]), _i64("b", [1, 2])], fx,
+        ),
+    ]  # fmt: skip
+    z_named, z_unnamed = vi("z", TensorProto.FLOAT, ["m", "k"]), vi("z", TensorProto.FLOAT, [None, None])
+    fz = {**fx, "z": _values(TensorProto.FLOAT, (2, 3), 8)}
+    of_z = [helper.make_node("Shape", ["z"], ["r"])]
+    cases.append(
+        _shape_tile(
+            "fold/shape-of-named-dims-fixed", "folding", of_z, [x, z_named], [], fz,
+            free_dims={"m": 2, "k": 3}, check={"dims": {"m": 2, "k": 3}},
+        )
+    )  # fmt: skip
+    cases.append(
+        _shape_tile(
+            "fold/shape-of-unnamed-dims",
+            "folding",
+            of_z,
+            [x, z_unnamed],
+            [],
+            fz,
+            check={"inputs": {"z": [2, 3]}},
+        )
+    )
+    unnamed = tile_case("symbolic/unnamed", "symbolic", TensorProto.FLOAT, [None, 3], [2, 2], actual=(3, 3))
+    unnamed.check["inputs"] = {"x": [3, 3]}
+    cases.append(unnamed)
+    return cases
+
+
+def model_kind_cases() -> list[PlacementCase]:
+    """A Tile among other nodes (Add, Relu, Cast), and models of IR versions around the wheels' maxima."""
+    x = vi("x", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["a"]),
+        helper.make_node("Add", ["a", "x"], ["b"]),
+        helper.make_node("Tile", ["b", "r"], ["c"], name="t"),
+        helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT16),
+    ]
+    model = _model(nodes, [x], [_i64("r", [2, 2])], elem=TensorProto.FLOAT16)
+    # small whole numbers: the float16 Cast is exact on every provider, so outputs compare bit for bit
+    x_values = np.arange(-2, 4, dtype=np.float32).reshape(2, 3)
+    cases = [PlacementCase("mixed/relu-add-tile-cast", "mixed", model, {"x": x_values})]
+    for ir in (10, 11, 13, 14):
+        case = tile_case(f"ir/{ir}", "ir", TensorProto.FLOAT, [2, 3], [2, 2])
+        case.model.ir_version = ir
+        cases.append(case)
+    return cases
+
+
 def all_cases() -> list[PlacementCase]:
     """The recorded set: ONNX's own cases, then the generated ones."""
-    return onnx_conformance_cases() + generated_cases()
+    return onnx_conformance_cases() + generated_cases() + folding_cases() + model_kind_cases()

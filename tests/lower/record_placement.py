@@ -1,6 +1,7 @@
 """Record what onnxruntime's real DirectML provider does with every placement case (golden_placement/).
 
-    .venv/bin/python -m tests.lower.record_placement [WHEEL ...]     (default: every installed wheel)
+    .venv/bin/python -m tests.lower.record_placement [--missing] [WHEEL ...]   (default: every installed wheel;
+                                                       --missing: only the cases a wheel's file lacks)
 
 Needs the onnxruntime-directml set-up (`make directml`). For each wheel it writes
 ``golden_placement/<wheel>.json``: per case, per Tile node, the observed status, provider and
@@ -73,18 +74,26 @@ def record(case: PlacementCase, seen: Observation) -> dict[str, Any]:
     }
 
 
-def main(wheels: list[str]) -> int:
-    cases = all_cases()
+def main(args: list[str]) -> int:
+    """``[--missing] [WHEEL ...]``: every case, or with --missing only the cases the wheel's file lacks."""
+    missing = "--missing" in args
+    wheels = [a for a in args if a != "--missing"]
     for wheel in wheels or ort_provider.installed_wheels():
         t0 = time.monotonic()
         info = next(r for r in ort_provider.ort_wheels() if r["wheel_version"] == wheel)
+        path = FOLDER / f"{wheel}.json"
+        kept = (
+            {e["id"]: e for e in json.loads(path.read_text())["cases"]} if missing and path.is_file() else {}
+        )
+        cases = [c for c in all_cases() if c.id not in kept]
         seen = observe_models([(c.model, c.inputs, c.free_dims) for c in cases], wheel)
+        new = {c.id: record(c, s) for c, s in zip(cases, seen, strict=True)}
         doc = {
             "wheel": f"onnxruntime-directml=={wheel}",
             "onnxruntime": info.get("ort_version"),
             "directml": info.get("directml"),
             "device": "Mesa lavapipe (Vulkan on the CPU) through Wine's vkd3d, under Xvfb",
-            "cases": [record(c, s) for c, s in zip(cases, seen, strict=True)],
+            "cases": [kept.get(c.id) or new[c.id] for c in all_cases()],
         }
         FOLDER.mkdir(exist_ok=True)
         (FOLDER / f"{wheel}.json").write_text(json.dumps(doc, indent=1) + "\n")

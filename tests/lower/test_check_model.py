@@ -49,7 +49,7 @@ def mixed_model():
         ),
         helper.make_node("Tile", ["x", "r02"], ["y_empty"], name="tile_empty"),
         helper.make_node("Tile", ["s", "r22"], ["y_string"], name="tile_string"),
-        helper.make_node("Shape", ["x"], ["shape_x"], name="shape_of_x"),
+        helper.make_node("Shape", ["b"], ["shape_x"], name="shape_of_x"),  # b is [N, 3]: known at run time
         helper.make_node("Tile", ["x", "shape_x"], ["y_runtime"], name="tile_runtime"),
         helper.make_node("Tile", ["x", "rneg"], ["y_invalid"], name="tile_negative"),
         helper.make_node("Tile", ["b", "r21"], ["y_symbolic"], name="tile_symbolic"),

@@ -139,3 +139,49 @@ def test_observe_options_that_do_not_go_together(tmp_path):
     runner = CliRunner()
     assert runner.invoke(app, ["check", str(path), "--wheel", "1.24.4"]).exit_code == 2
     assert runner.invoke(app, ["check", str(path), "--observe", "--all-levels"]).exit_code == 2
+
+
+def _shape_gather_model(elem=TensorProto.FLOAT, x_dims=("n", 3)):
+    """Tile(x, Gather(Shape(x), idx)) with idx a graph input: repeats computed from another input."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "idx"], ["r"]),
+        helper.make_node("Tile", ["x", "r"], ["y"], name="t"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [vi("x", elem, list(x_dims)), vi("idx", TensorProto.INT64, [2])], [vi("y", elem, None)]
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def test_values_feed_any_graph_input_in_its_type_and_shape():
+    """--value gives an input the repeats are computed from its values, not random signed ones."""
+    feeds, free = generated_inputs(_shape_gather_model(), dims={"n": 2}, values={"idx": [1, 0]})
+    assert feeds["idx"].dtype == np.int64 and feeds["idx"].tolist() == [1, 0]
+    assert feeds["x"].shape == (2, 3) and free == {"n": 2}
+    with pytest.raises(InputError, match=r"\(2 values\); 3 given"):
+        generated_inputs(_shape_gather_model(), dims={"n": 2}, values={"idx": [1, 0, 1]})
+    with pytest.raises(InputError, match="--value nope"):
+        generated_inputs(_shape_gather_model(), dims={"n": 2}, values={"nope": [1]})
+
+
+def test_bfloat16_inputs_are_made_as_their_bits():
+    """bfloat16 has no NumPy dtype: the input goes to the runner as uint16 bits tagged BFLOAT16, which
+    are the upper halves of float32 values (so they read back as those floats, truncated)."""
+    feeds, _ = generated_inputs(_shape_gather_model(TensorProto.BFLOAT16, (2, 3)), values={"idx": [0, 1]})
+    x = feeds["x"]
+    assert isinstance(x, ort_provider.TypedArray) and x.onnx_type == TensorProto.BFLOAT16
+    assert x.array.dtype == np.uint16 and x.array.shape == (2, 3)
+    as_float = (x.array.astype(np.uint32) << 16).view(np.float32)
+    assert np.all(np.isfinite(as_float)) and np.any(as_float != 0)
+    line = ort_provider._encode_input("x", x)
+    assert line["type"] == TensorProto.BFLOAT16 and bytes.fromhex(line["data"]) == x.array.tobytes()
+
+
+def test_value_without_observe_is_a_usage_error(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(_shape_gather_model(), path)
+    result = CliRunner().invoke(app, ["check", str(path), "--value", "idx=1,0"])
+    assert result.exit_code == 2 and "--observe" in result.output

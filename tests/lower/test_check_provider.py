@@ -1,5 +1,5 @@
 """check_model() against what onnxruntime's DirectML EP does: the ONNX conformance Tile cases,
-concrete values (--dim, --input, --repeats), the provider's own rules (DML501-DML507), levels,
+concrete values (--dim, --input, --repeats), the provider's own rules (DML501-DML508), levels,
 and OpenVINO IR files. Models are built with onnx.helper; onnxruntime's CPU EP is the reference
 wherever it runs the node."""
 
@@ -243,7 +243,7 @@ def test_supplied_repeats_are_validated_like_any_other():
 # -- the provider's own rules -----------------------------------------------------------------------
 def test_every_provider_rule_cites_the_provider_source():
     provider = [r for r in RULES.values() if r.phase == "provider"]
-    assert [r.code for r in sorted(provider, key=lambda r: r.code)] == [f"DML50{i}" for i in range(1, 8)]
+    assert [r.code for r in sorted(provider, key=lambda r: r.code)] == [f"DML50{i}" for i in range(1, 9)]
     for r in provider:
         assert "microsoft/onnxruntime" in r.source and "onnxruntime/core/providers/dml/" in r.source
 
@@ -270,10 +270,12 @@ def _model_of(facts: dict):
             [vi("y", elem, None)],
             opset=facts["opset"],
         )
+    if "ir_version" in facts:
+        model.ir_version = facts["ir_version"]
     return model
 
 
-@pytest.mark.parametrize("code", [f"DML50{i}" for i in range(1, 8)])
+@pytest.mark.parametrize("code", [f"DML50{i}" for i in range(1, 9)])
 def test_each_provider_rules_example_is_reported_by_check_model(code):
     facts = RULES[code].example.node
     [r] = dmltile.check_model(_model_of(facts), facts.get("feature_level", "6.4"))
@@ -435,3 +437,25 @@ def test_openvino_ir_tile_layers(tmp_path):
     given = check("--input", "d=4,3", "--repeats", "tile_runtime=1,3", "-l", "1.0")
     assert given["tile_dynamic"]["descriptor"]["Desc"]["InputTensor"]["Desc"]["Sizes"] == [1, 1, 4, 3]
     assert given["tile_runtime"]["output_shape"] == [2, 9] and given["tile_runtime"]["status"] == "dispatch"
+
+
+@pytest.mark.parametrize(
+    ("ir", "status", "refusing"),
+    [
+        (10, "dispatch", []),
+        (11, "dispatch", ["1.20.1"]),
+        (13, "dispatch", ["1.20.1"]),
+        (14, "invalid", ["1.24.4", "1.20.1"]),
+    ],
+)
+def test_the_ir_version_is_judged_against_each_measured_onnxruntime(ir, status, refusing):
+    """DML508 against the maxima measured on the wheels (1.24.4 loads up to IR 13, 1.20.1 up to IR 10):
+    a model no measured onnxruntime loads is invalid, one that some refuse carries the warning naming them."""
+    model = _tile_model(TensorProto.FLOAT, [2, 3], [2, 2])
+    model.ir_version = ir
+    [r] = dmltile.check_model(model)
+    assert r.status == status, r
+    assert ("DML508" in r.rules) == bool(refusing)
+    said = r.reason if status == "invalid" else " ".join(r.warnings)
+    for wheel in refusing:
+        assert wheel in said, said

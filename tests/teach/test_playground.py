@@ -49,7 +49,9 @@ def test_bad_requests_answer_with_an_error_not_a_crash():
     assert r["valid"] and "outside the output" in r["index_error"]
     unreadable = respond({"document": {"InputTensor": {}}})
     assert unreadable["valid"] is False and {i["code"] for i in unreadable["issues"]} >= {"DML002"}
-    assert new_descriptor({"sizes": [2, 3]}).get("error")
+    with pytest.raises(PayloadError, match="'repeats' missing"):  # the request's shape: a 400, named
+        new_descriptor({"sizes": [2, 3]})
+    assert new_descriptor({"sizes": [2, 3], "repeats": [1]}).get("error")  # its content: judged
     made = new_descriptor({"sizes": [5, 7], "repeats": [2, 1], "dtype": "INT32"})
     assert made["document"]["Desc"]["OutputTensor"]["Desc"]["Sizes"] == [10, 7]
 

@@ -16,43 +16,17 @@ from collections.abc import Iterator
 import pytest
 
 from dmltile.teach.playground import respond
-from dmltile.teach.server import MAX_BODY, SOCKET_TIMEOUT, WAITING, WORKERS, make_server
+from dmltile.teach.server import MAX_BODY, WORKERS
 from tests.examples_support import EXAMPLES
+from tests.teach.server_support import CAP, DEADLINE, post, raw_request, running
 
 DOC = json.loads((EXAMPLES / "doc_example.json").read_text())
 
 
 @pytest.fixture()
 def server() -> Iterator[tuple[str, int]]:
-    srv = make_server("127.0.0.1", 0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield "127.0.0.1", int(srv.server_address[1])
-    finally:
-        srv.shutdown()
-        srv.server_close()
-
-
-def raw_request(address: tuple[str, int], head: str, body: bytes = b"") -> tuple[int, dict]:
-    """Send exactly these bytes; the status and the JSON body of the answer."""
-    with socket.create_connection(address, timeout=20) as s:
-        s.sendall(head.encode() + b"\r\n\r\n" + body)
-        reply = b""
-        while chunk := s.recv(65536):
-            reply += chunk
-    header, _, payload = reply.partition(b"\r\n\r\n")
-    status = int(header.split()[1])
-    return status, json.loads(payload)
-
-
-def post(address: tuple[str, int], body: bytes, **headers: str) -> tuple[int, dict]:
-    host, port = address
-    fields = {"Host": f"{host}:{port}", "Content-Type": "application/json", "Content-Length": str(len(body))}
-    fields.update({k.replace("_", "-"): v for k, v in headers.items()})
-    head = "POST /api/explain HTTP/1.1\r\n" + "\r\n".join(f"{k}: {v}" for k, v in fields.items() if v != "")
-    head += "\r\nConnection: close"
-    return raw_request(address, head, body)
+    with running() as address:
+        yield address
 
 
 def test_a_path_in_the_document_is_never_read(server, tmp_path):
@@ -135,9 +109,9 @@ def test_deep_nesting_and_wrong_field_types_get_400(server):
     assert status == 400 and "UTF-8" in answer["error"]
 
 
-def test_connections_beyond_the_pool_are_told_busy_and_threads_stay_bounded(server):
+def test_connections_beyond_the_cap_are_told_busy_and_threads_stay_bounded(server):
     before = threading.active_count()
-    idle = [socket.create_connection(server, timeout=20) for _ in range(WORKERS + WAITING)]
+    idle = [socket.create_connection(server, timeout=20) for _ in range(CAP)]
     try:
         host, port = server
         slow = f"POST /api/explain HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
@@ -151,8 +125,8 @@ def test_connections_beyond_the_pool_are_told_busy_and_threads_stay_bounded(serv
     finally:
         for s in idle:
             s.close()
-    # The pool is free again once the server has seen the closed connections end (a bounded wait,
-    # not a speed verdict: the server notices each close when its worker reads the end of the stream).
+    # Room again once the server has seen the closed connections end (a bounded wait, not a speed
+    # verdict: the event loop notices each close when it reads the end of the stream).
     deadline = time.monotonic() + 60
     status, answer = post(server, json.dumps({"document": DOC}).encode())
     while status == 503 and time.monotonic() < deadline:
@@ -161,12 +135,12 @@ def test_connections_beyond_the_pool_are_told_busy_and_threads_stay_bounded(serv
     assert status == 200 and answer["valid"]
 
 
-def test_a_body_that_never_arrives_is_answered_408_and_frees_its_worker(server):
-    """A client that sends 1 of the 1,000 bytes it promised is told so once the socket timeout
+def test_a_body_that_never_arrives_is_answered_408_and_frees_its_connection(server):
+    """A client that sends 1 of the 1,000 bytes it promised is told so once the request's deadline
     passes (JSON, 408), never held forever nor answered as a dmltile bug."""
     host, port = server
     head = f"POST /api/explain HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Type: application/json\r\n"
-    with socket.create_connection(server, timeout=SOCKET_TIMEOUT * 6) as s:  # a hang guard only
+    with socket.create_connection(server, timeout=DEADLINE * 10) as s:  # a hang guard only
         s.sendall(head.encode() + b"Content-Length: 1000\r\n\r\n{")
         reply = b""
         while chunk := s.recv(65536):

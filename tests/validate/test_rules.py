@@ -233,9 +233,12 @@ def test_every_design_code_has_a_rule_and_a_case():
         )
     }
     dxdispatch_models = {"DML401", "DML402"}  # fired by DxDispatch models, tested in tests/interop
-    directml_versions = {"DML112", "DML305"}  # fired with directml=..., tested in test_versions.py
-    provider = {f"DML50{i}" for i in range(1, 8)}  # applied by check_model, tested in tests/lower
-    assert set(RULES) == design | dxdispatch_models | directml_versions | provider
+    directml_versions = {"DML112", "DML305", "DML306"}  # fired with directml=..., tested in test_versions.py
+    measured = {
+        "DML208"
+    }  # what every DirectML measured accepts (tests/directml/test_golden.py, test_wrap.py)
+    provider = {f"DML50{i}" for i in range(1, 9)}  # applied by check_model, tested in tests/lower
+    assert set(RULES) == design | dxdispatch_models | directml_versions | measured | provider
     assert {c[0] for c in CASES} == design
 
 

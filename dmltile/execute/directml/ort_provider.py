@@ -174,7 +174,19 @@ def resolve_wheel(wheel: str | None = None, directml: str | None = None, home: P
 # requests and answers
 
 
+@dataclass(frozen=True)
+class TypedArray:
+    """An input of an ONNX element type NumPy has no dtype for (bfloat16): its raw elements (uint16
+    bits for bfloat16) and the TensorProto type number they are sent as."""
+
+    onnx_type: int
+    array: np.ndarray
+
+
 def _encode_input(name: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, TypedArray):
+        raw = np.ascontiguousarray(value.array)
+        return {"name": name, "type": value.onnx_type, "shape": list(raw.shape), "data": raw.tobytes().hex()}
     array = np.asarray(value)
     if array.dtype.kind in "OUS":
         strings = [str(s).encode() for s in array.reshape(-1)]
@@ -215,7 +227,7 @@ def _decode_output(out: dict[str, Any]) -> np.ndarray:
     if "strings" in out:
         values = [bytes.fromhex(s).decode("utf-8", "replace") for s in out["strings"]]
         return np.array(values, dtype=object).reshape(shape)
-    dtype = np.dtype(ONNX_TO_NUMPY[int(out["type"])])
+    dtype = np.dtype(ONNX_TO_NUMPY.get(int(out["type"]), "uint16" if int(out["type"]) == 16 else "uint8"))
     return np.frombuffer(bytes.fromhex(out["data"]), dtype).reshape(shape).copy()
 
 
@@ -356,6 +368,98 @@ def _batch(setup: oracle.Setup, dll: Path, lines: list[str]) -> tuple[list[dict[
     return oracle.parse_lines(proc.stdout.decode("utf-8", "replace")), f"exit {proc.returncode}: {tail}"
 
 
+# ------------------------------------------------------------------------------------------------
+# does the provider run a Tile here? (setup.sh asks once per installation; doctor reads the answer)
+
+TILE_CHECK = "tile-check.json"  # the answer, beside the DLL, with the files it was measured with
+
+
+def _field(number: int, payload: bytes | int) -> bytes:
+    """One protobuf field: a varint (int) or length-delimited (bytes) value."""
+
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+
+    if isinstance(payload, int):
+        return varint(number << 3) + varint(payload)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def _tensor_type(name: str, elem_type: int, dims: list[int]) -> bytes:
+    shape = b"".join(_field(1, _field(1, d)) for d in dims)  # TensorShapeProto.dim[].dim_value
+    tensor = _field(1, elem_type) + _field(2, shape)  # TypeProto.Tensor
+    return _field(1, name.encode()) + _field(2, _field(1, tensor))  # ValueInfoProto
+
+
+def tile_model() -> bytes:
+    """A serialized ONNX model (IR 7, opset 13) of one Tile: float32 x [1, 2], repeats [2, 3] as an
+    initializer, y [2, 6]. Written field by field so that the set-up needs no onnx package."""
+    repeats = _field(1, 2) + _field(2, 7) + _field(7, bytes([2, 3])) + _field(8, b"r")  # TensorProto
+    node = _field(1, b"x") + _field(1, b"r") + _field(2, b"y") + _field(3, b"tile") + _field(4, b"Tile")
+    graph = (
+        _field(1, node)
+        + _field(2, b"tile_check")
+        + _field(5, repeats)
+        + _field(11, _tensor_type("x", 1, [1, 2]))
+        + _field(12, _tensor_type("y", 1, [2, 6]))
+    )
+    opset = _field(1, b"") + _field(2, 13)
+    return _field(1, 7) + _field(8, opset) + _field(7, graph)
+
+
+def _stamp(home: Path, wheel: str) -> list[float]:
+    return [(ort_folder(home) / wheel / DLL).stat().st_mtime, (home / RUNNER).stat().st_mtime]
+
+
+def check_tile(wheel: str, home: Path | None = None) -> dict[str, Any]:
+    """Run one Tile on the wheel's DirectML provider (CPU fallback off) and compare it with numpy.tile:
+    ``{"wheel", "runs_tile", "reason"}``."""
+    x = np.array([[1.5, -2.0]], dtype=np.float32)
+    request = {
+        "id": "tile",
+        "model": tile_model(),
+        "inputs": {"x": x},
+        "outputs": ["y"],
+        "cpu_fallback": False,
+        "fusion": False,  # the node keeps its name in the profile
+    }
+    try:
+        [run] = run_models([request], wheel=wheel, home=home)
+    except oracle.OracleError as e:
+        return {"wheel": wheel, "runs_tile": False, "reason": str(e)}
+    if not run.ok:
+        reason = f"a Tile model failed at {run.stage}: {run.error or run.crash}"
+    elif run.providers.get("tile") != DML:
+        reason = f"the Tile ran on {run.providers.get('tile') or 'no provider the profile names'}, not {DML}"
+    elif "y" not in run.outputs or not np.array_equal(run.outputs["y"], np.tile(x, (2, 3))):
+        reason = f"the Tile on {DML} gave {run.outputs.get('y')!r}, not numpy.tile's"
+    else:
+        return {"wheel": wheel, "runs_tile": True, "reason": f"ran a Tile on {DML}, equal to numpy.tile"}
+    return {"wheel": wheel, "runs_tile": False, "reason": reason}
+
+
+def tile_checks(home: Path | None = None, again: bool = False) -> list[dict[str, Any]]:
+    """``check_tile`` of every installed wheel, recorded beside its DLL and asked again when the DLL
+    or the runner has changed since, when it failed last time, or with ``again``."""
+    home = Path(home) if home else oracle.default_home()
+    out = []
+    for wheel in installed_wheels(home):
+        path = ort_folder(home) / wheel / TILE_CHECK
+        stamp = _stamp(home, wheel) if (home / RUNNER).is_file() else []
+        known = json.loads(path.read_text()) if path.is_file() else {}
+        if again or not stamp or known.get("stamp") != stamp or not known.get("runs_tile"):
+            known = {**check_tile(wheel, home), "stamp": stamp}
+            if stamp:
+                path.write_text(json.dumps(known))
+        out.append({k: v for k, v in known.items() if k != "stamp"})
+    return out
+
+
 def record_info(home: Path | None = None) -> list[dict[str, Any]]:
     """Ask each installed wheel's runner that has not answered yet for its info line and keep it
     beside the DLL (``info.json``)."""
@@ -370,7 +474,7 @@ def record_info(home: Path | None = None) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python ort_provider.py record-info | wheels`` (used by setup.sh)."""
+    """``python ort_provider.py record-info | check-tile | wheels`` (used by setup.sh)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["record-info"]:
         for row in record_info():
@@ -379,10 +483,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"  onnxruntime {row.get('ort_version'):>8}  DirectML {row.get('directml')}  provider {state}"
             )
         return 0
+    if args == ["check-tile"]:  # exit 1 when a wheel that ships onnxruntime.dll cannot run a Tile here
+        checks = tile_checks()
+        for c in checks:
+            print(
+                f"  onnxruntime-directml {c['wheel']:>8}  {'runs a Tile' if c['runs_tile'] else 'FAILS'}: {c['reason']}"
+            )
+        if not checks:
+            print("  no onnxruntime-directml wheel with onnxruntime.dll is set up: nothing to run")
+        return 0 if all(c["runs_tile"] for c in checks) else 1
     if args == ["wheels"]:
         print(json.dumps(ort_wheels(), indent=1))
         return 0
-    print("usage: ort_provider.py record-info | wheels", file=sys.stderr)
+    print("usage: ort_provider.py record-info | check-tile | wheels", file=sys.stderr)
     return 2
 
 

@@ -47,7 +47,12 @@ def session(setup: Setup) -> Iterator[None]:
     setup.home.mkdir(parents=True, exist_ok=True)
     with open(setup.home / "run.lock", "w") as lock:
         if sys.platform != "win32":
-            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:  # said once, so that a wait is never taken for a hang
+                sys.stderr.write(f"waiting for another DirectML run to finish (it holds {lock.name})\n")
+                sys.stderr.flush()
+                fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:

@@ -11,7 +11,9 @@
 #   4. builds runner.c with mingw-w64 into runner.exe, and cabinet_shim.c into the runner's cabinet.dll;
 #      decodes the compressed shaders of DirectML <= 1.7 for it (shader_blobs.py: zlib, and libwim15 for LZMS)
 #   5. creates the Wine prefix, then records each DLL's FileVersion and max feature level (versions.json)
-#   6. onnxruntime.dll out of the same wheels (where they ship it) and ort_runner.c built into ort_runner.exe
+#   6. onnxruntime.dll out of the same wheels (where they ship it; a pinned wheel that should and does not
+#      stops the set-up), ort_runner.c built into ort_runner.exe, and a Tile run on each wheel's provider
+#      (the set-up fails when one cannot)
 # Everything downloaded or built goes under ONE folder:
 #   $DMLTILE_DIRECTML_HOME (default ${XDG_CACHE_HOME:-$HOME/.cache}/dmltile/directml)
 # Usage: setup.sh [default | all | DirectML version | package==version | onnxruntime-directml version ...]
@@ -26,11 +28,13 @@ T0=$(date +%s.%N)
 step() { awk -v a="$(now)" -v b="$2" -v n="$1" 'BEGIN { printf "  %-40s %6.1f s\n", n, a - b }'; }
 now() { date +%s.%N; }
 
+# No `producer | grep -q`: under pipefail, grep's early exit kills the producer with SIGPIPE and the
+# pipeline reads as false at random. Outputs are captured whole and matched instead.
 # 1. system packages -------------------------------------------------------------------------------
 t=$(now)
 if [ "$(uname -s)" != Linux ]; then echo "setup.sh is for Linux; on Windows build runner.c with mingw or MSVC (see README)"; exit 2; fi
 if ! command -v wine >/dev/null || ! command -v xvfb-run >/dev/null || ! command -v x86_64-w64-mingw32-gcc >/dev/null \
-   || ! command -v unzip >/dev/null || ! ldconfig -p | grep -q 'libwim\.so\.15 '; then
+   || ! command -v unzip >/dev/null || [[ "$(ldconfig -p)" != *"libwim.so.15 "* ]]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends wine wine64 libwine \
@@ -111,44 +115,19 @@ step "version table (versions.json)" "$t"
 # 6. onnxruntime-directml itself: onnxruntime.dll per wheel (the C API with the DirectML provider) --
 #    and ort_runner.exe, which drives it. Wheels that ship no onnxruntime.dll get a note saying so.
 t=$(now)
-# The onnxruntime-directml wheels of the version table (each checked against its pinned SHA-256).
+# The onnxruntime-directml wheels of the version table (each checked against its pinned SHA-256; the
+# DirectML step above already extracted the ones it downloaded, so only the others are downloaded).
 ORT_VERSIONS=${DMLTILE_ORT_VERSIONS:-"1.24.4 1.20.1 1.18.0 1.17.3 1.15.1 1.14.1 1.13.1 1.10.0 1.9.0"}
-for v in $ORT_VERSIONS; do
-  d="$H/ort/$v"
-  if [ -f "$d/onnxruntime.dll" ] || [ -f "$d/no-onnxruntime-dll.txt" ]; then continue; fi
-  mkdir -p "$H/wheels" "$d"
-  for py in 3.11 3.8 3.7; do
-    if pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --platform win_amd64 \
-         --python-version "$py" "onnxruntime-directml==$v" -d "$H/wheels" 2>/dev/null; then break; fi
-  done
-  whl=$(ls "$H"/wheels/onnxruntime_directml-"$v"-*.whl 2>/dev/null | head -1)
-  [ -n "$whl" ] || { echo "no Windows wheel of onnxruntime-directml==$v on the package index"; exit 1; }
-  "$PY" - "$HERE/fetch_dlls.py" "onnxruntime-directml==$v" "$whl" <<'PY' || { rm -f "$whl"; exit 1; }
-import importlib.util, sys
-from pathlib import Path
-spec = importlib.util.spec_from_file_location("fetch_dlls", sys.argv[1])
-fetch = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fetch)
-row = next((r for r in fetch.rows() if r.get("wheel") == sys.argv[2]), None)
-if row is None or not row.get("wheel_sha256"):
-    sys.exit(f"{sys.argv[2]} has no pinned SHA-256 in feature_levels/directml_versions.toml; its DLLs are not run")
-got = fetch.sha256(Path(sys.argv[3]))
-if got != row["wheel_sha256"]:
-    sys.exit(f"{Path(sys.argv[3]).name}: SHA-256 {got} is not the pinned {row['wheel_sha256']}; refused")
-PY
-  if unzip -l "$whl" | grep -q 'capi/onnxruntime\.dll$'; then
-    unzip -o -q -j "$whl" '*capi/onnxruntime.dll' '*capi/onnxruntime_providers_shared.dll' '*capi/DirectML.dll' -d "$d"
-  else
-    echo "$(basename "$whl") ships no onnxruntime.dll (only the Python extension onnxruntime_pybind11_state.pyd), so its C API cannot be driven" \
-      > "$d/no-onnxruntime-dll.txt"
-  fi
-  rm -f "$whl"
-done
+# shellcheck disable=SC2086
+"$PY" "$HERE/fetch_dlls.py" --onnxruntime "$H" $ORT_VERSIONS
 if [ ! -f "$H/ort_runner.exe" ] || [ "$HERE/ort_runner.c" -nt "$H/ort_runner.exe" ] || [ "$HERE/json_lines.h" -nt "$H/ort_runner.exe" ] || [ "$HERE/file_version.h" -nt "$H/ort_runner.exe" ]; then
   x86_64-w64-mingw32-gcc -std=c11 -O2 -Wall -Wextra -Wno-unused-parameter -Wno-cast-function-type -static -s \
     -o "$H/ort_runner.exe.tmp" "$HERE/ort_runner.c" -I"$HERE" -lversion
   mv "$H/ort_runner.exe.tmp" "$H/ort_runner.exe"
 fi
 DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/ort_provider.py" record-info
+# a provider that starts is not yet one that runs: each wheel runs a Tile on it, or the set-up fails
+DMLTILE_DIRECTML_HOME="$H" "$PY" "$HERE/ort_provider.py" check-tile \
+  || { echo "onnxruntime-directml's DirectML provider cannot run a Tile here (above); see \`dmltile doctor\`" >&2; exit 1; }
 step "onnxruntime-directml runner + onnxruntime.dll" "$t"
 awk -v a="$(now)" -v b="$T0" -v h="$H" 'BEGIN { printf "ready: %s  (%.1f s in all)\n", h, a - b }'

@@ -2,10 +2,12 @@
 
 * ``document`` DML0xx: what makes JSON a descriptor document (found while reading it);
 * ``tensor`` DML1xx: what DML_BUFFER_TENSOR_DESC requires of each tensor;
-* ``operator`` DML2xx: what DML_TILE_OPERATOR_DESC requires of its fields together;
-* ``levels`` DML3xx and DML112: what Tile takes at a feature level, or in one DirectML version;
+* ``operator`` DML2xx: what DML_TILE_OPERATOR_DESC requires of its fields together (``wrap``: DML208);
+* ``levels`` DML3xx and DML112: what Tile takes at a feature level, or in one DirectML version
+  (``compile_time``: DML306, what a version creates but does not compile);
 * ``dxdispatch`` DML4xx: reading DxDispatch models;
-* ``provider`` DML5xx: what onnxruntime's DirectML execution provider does with a Tile node.
+* ``provider`` DML5xx: what onnxruntime's DirectML execution provider does with a Tile node
+  (``model_ir``: DML508, the model's IR version against each onnxruntime's maximum).
 
 Descriptor rules check a parsed ``OperatorDesc`` (``check(desc)``), feature-level rules
 ``check(desc, level)``; each yields ``Issue``s whose paths point into the canonical wrapped document.
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterator
 from ...core.enums import FeatureLevel
 from ...core.operator import OperatorDesc
 from ..report import Issue
-from . import document, dxdispatch, levels, operator, provider, tensor
+from . import compile_time, document, dxdispatch, levels, model_ir, operator, provider, tensor, wrap
 from .levels import lowest_level
 from .registry import (
     RULES,
@@ -55,6 +57,7 @@ def provider_rules() -> list[Rule]:
 
 __all__ = [
     "RULES",
+    "compile_time",
     "DescriptorCheck",
     "Example",
     "LevelCheck",
@@ -68,6 +71,7 @@ __all__ = [
     "issue",
     "level_checks",
     "levels",
+    "model_ir",
     "lowest_level",
     "operator",
     "provider",
@@ -77,4 +81,5 @@ __all__ = [
     "tensor",
     "tensors",
     "unreadable_issues",
+    "wrap",
 ]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from ...core.words import listing
 from ..report import Issue
 from .citations import DXDISPATCH
 from .registry import Example, issue, register
+from .values import fix_field_value
 
 _TILE_DESC = {
     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
@@ -52,6 +54,7 @@ register(
             }
         }
     ),
+    fix=fix_field_value,
 )
 
 
@@ -71,7 +74,7 @@ def several_tiles(names: list[str]) -> Issue:
     return issue(
         "DML401",
         "dispatchables",
-        f"the DxDispatch model has {len(names)} Tile dispatchables ({', '.join(map(repr, names))}); "
+        f"the DxDispatch model has {len(names)} Tile dispatchables ({listing(map(repr, names), len(names))}); "
         "a single descriptor is needed here",
         "pick one with dmltile.from_dxdispatch(path)[name], or check them all with `dmltile validate`",
     )

@@ -8,27 +8,16 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from typing import Any
 
 from ...core.layout import wrap_document
+from ...errors import ArgumentError
+from ..paths import join_path, split_path
 from ..report import Edit, Issue
 
+__all__ = ["TENSORS", "apply_fix", "describe", "join_path", "split_path", "wrapped"]
+
 TENSORS = ("InputTensor", "OutputTensor")
-_TOKEN = re.compile(r"([A-Za-z_$][\w$]*)|\[(\d+)\]")
-
-
-def split_path(path: str) -> list[str | int]:
-    """``Desc.InputTensor.Desc.Sizes[2]`` -> ``['Desc', 'InputTensor', 'Desc', 'Sizes', 2]``."""
-    return [name if name else int(index) for name, index in _TOKEN.findall(path)]
-
-
-def join_path(parts: list[str | int]) -> str:
-    """``['Desc', 'Repeats', 2]`` -> ``Desc.Repeats[2]`` (the inverse of ``split_path``)."""
-    out = ""
-    for p in parts:
-        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else p)
-    return out
 
 
 def wrapped(document: Any) -> Any:
@@ -37,11 +26,13 @@ def wrapped(document: Any) -> Any:
 
 
 def _apply_one(doc: Any, e: Edit) -> None:
-    parts = split_path(e.path)
+    """Follow the edit's keys (never its text) to the field, and change that field alone."""
+    if not e.keys:
+        raise KeyError("an edit must name a field; the document itself cannot be set")
     parent: Any = doc
-    for p in parts[:-1]:
+    for p in e.keys[:-1]:
         parent = parent[p]
-    last = parts[-1]
+    last = e.keys[-1]
     if e.op == "set":
         if isinstance(parent, list) and isinstance(last, int) and last == len(parent):
             parent.append(copy.deepcopy(e.value))
@@ -54,11 +45,24 @@ def _apply_one(doc: Any, e: Edit) -> None:
 
 
 def apply_fix(document: Any, fix: Issue | list[Edit] | tuple[Edit, ...]) -> dict:
-    """A copy of ``document`` (wrapped) with the issue's fix (or the edits) applied in order."""
+    """A copy of ``document`` (wrapped) with the issue's fix (or the edits) applied in order.
+    ArgumentError when ``document`` is no JSON object, ``fix`` no Issue or sequence of Edits, or an
+    edit names a field the document does not have the parents of."""
+    if not isinstance(document, dict):
+        raise ArgumentError(f"document must be a descriptor as a dict, not {type(document).__name__}")
     edits = fix.fix if isinstance(fix, Issue) else fix
+    if not isinstance(edits, (list, tuple)) or not all(isinstance(e, Edit) for e in edits):
+        raise ArgumentError(f"fix must be an Issue or a list of Edits, not {type(fix).__name__}")
     doc = wrapped(document)
     for e in edits:
-        _apply_one(doc, e)
+        try:
+            _apply_one(doc, e)
+        except (KeyError, IndexError, TypeError, AttributeError):
+            raise ArgumentError(
+                f"the edit {e.op} {e.path or '<document>'} does not fit the document"
+            ) from None
+        if e.op == "rename":  # a key renamed to a tensor's name makes it a tensor, wrapped as one
+            doc = wrapped(doc)
     return doc
 
 
@@ -66,7 +70,7 @@ def describe(edits: list[Edit]) -> str:
     """The edits as a sentence, for a hint."""
     words = []
     for e in edits:
-        name = e.path.rsplit(".", 1)[-1]
+        name = e.keys[-1] if e.keys else e.path
         if e.op == "set":
             words.append(f"set {name} to {json.dumps(e.value)}")
         elif e.op == "rename":

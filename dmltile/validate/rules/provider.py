@@ -70,6 +70,7 @@ class NodeFacts:
     repeats: tuple[int, ...] | None = None
     repeats_initializer: bool = True
     feature_level: FeatureLevel | None = None
+    ir_version: int | None = None  # the model's (ModelProto.ir_version)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
@@ -82,6 +83,7 @@ class NodeFacts:
             repeats=tuple(data["repeats"]) if data.get("repeats") is not None else None,
             repeats_initializer=data.get("repeats_initializer", True),
             feature_level=FeatureLevel.parse(level) if level is not None else None,
+            ir_version=data.get("ir_version"),
         )
 
     @property

@@ -1,0 +1,64 @@
+"""What a command imports decides how long it takes to start: ``dmltile --version`` and ``dmltile
+validate FILE`` (what editors and pre-commit hooks run on every file) import no NumPy, no onnx or
+onnxruntime, nothing of the execution, lowering, interop or teaching layers (the copy planner, the
+playground), nor rich when the report goes to a pipe, and ``--version`` not even typer or pydantic.
+The test reads the modules a real run leaves loaded; it measures no time."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ..cli_support import DOC_EXAMPLE, ROOT
+
+_RUN = """
+import json, sys
+from dmltile.cli import main
+sys.argv = ["dmltile", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+NEVER = ("numpy", "onnx", "onnxruntime", "openvino")
+# The layers above validation: only their (empty) package files may load, which dmltile/__init__.py
+# loads so that the API's functions of the same names stay where they belong.
+ABOVE = ("dmltile.execute.", "dmltile.lower.", "dmltile.interop", "dmltile.teach")
+
+
+def loaded(*args: str) -> set[str]:
+    run = subprocess.run(
+        [sys.executable, "-c", _RUN, *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    line = [x for x in run.stderr.splitlines() if x.startswith("MODULES ")][-1]
+    return set(json.loads(line.removeprefix("MODULES ")))
+
+
+def tops(modules: set[str]) -> set[str]:
+    return {m.split(".")[0] for m in modules}
+
+
+def test_version_imports_no_framework_model_or_layer():
+    modules = loaded("--version")
+    assert not tops(modules) & {*NEVER, "pydantic", "rich", "typer"}, sorted(modules)
+    assert not [m for m in modules if m.startswith(("dmltile.validate.", "dmltile.core", *ABOVE))]
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--all-levels"], ["--format", "sarif"]])
+def test_validate_imports_neither_numpy_onnx_nor_the_layers_above_validation(extra):
+    modules = loaded("validate", str(DOC_EXAMPLE), *extra)
+    assert "dmltile.validate.api" in modules  # the run did judge the file
+    assert not tops(modules) & set(NEVER), sorted(tops(modules) & set(NEVER))
+    assert not [m for m in modules if m.startswith(ABOVE)], sorted(m for m in modules if m.startswith(ABOVE))
+    if extra != ["--all-levels"]:  # lines for a pipe, a hook or CI need no rich; the matrix is a rich table
+        assert "rich" not in tops(modules)
+
+
+def test_other_commands_still_load_what_they_need():
+    modules = loaded("run", str(DOC_EXAMPLE), "--seed", "0")
+    assert "numpy" in modules and "dmltile.execute.compile" in modules
