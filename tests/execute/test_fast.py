@@ -111,6 +111,36 @@ def test_every_recipe_kind_on_packed_arrays_equals_numpy_tile(case, dtype):
             assert np.array_equal(out.view(np.uint8), np.tile(x, repeats).view(np.uint8)), name
 
 
+@st.composite
+def large_tiles(draw):
+    """(input sizes, repeats) with outputs of up to 1 Mi elements: enough bytes that a two-thread
+    recipe cuts its phases into many chunks, ranges that cross the indices of the axes outside."""
+    rank = draw(st.integers(1, 5))
+    sizes = [draw(st.sampled_from([1, 2, 3, 5, 17, 130])) for _ in range(rank)]
+    repeats = [draw(st.sampled_from([1, 2, 3, 7, 40])) for _ in range(rank)]
+    while np.prod(sizes) * np.prod(repeats) > 1 << 20:
+        if max(repeats) > 1:
+            repeats[repeats.index(max(repeats))] = 1
+        else:
+            sizes[sizes.index(max(sizes))] = 1
+    return sizes, repeats
+
+
+@needs_kernel
+@settings(max_examples=40, deadline=None)
+@given(case=large_tiles(), dtype=st.sampled_from(["uint8", "int16", "int32", "int64"]), stream=st.booleans())
+def test_two_thread_recipes_of_large_outputs_equal_numpy_tile(case, dtype, stream):
+    # Chunks of every phase (the first blocks gathered, each repeat copied forward) on both threads.
+    sizes, repeats = case
+    x = np.random.default_rng(len(sizes)).integers(0, 127, sizes).astype(dtype)
+    out_sizes = [s * r for s, r in zip(sizes, repeats, strict=True)]
+    axes = tile_axes(sizes, repeats, _packed(sizes, x.itemsize), _packed(out_sizes, x.itemsize), x.itemsize)
+    recipe = replace(plan(*axes, FULL), threads=2, stream=stream)
+    out = np.zeros(out_sizes, dtype)
+    Runner(recipe)(x, out)
+    assert np.array_equal(out, np.tile(x, repeats))
+
+
 def _packed(sizes, elem: int) -> list[int]:
     strides, step = [], elem
     for n in reversed(sizes):
