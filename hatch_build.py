@@ -1,13 +1,14 @@
-"""Build hook: compile the optional copy kernel (dmltile/execute/kernel/copy_kernel.c).
+"""Build hook: compile the optional copy kernel (dmltile/execute/fast/c/kernel.c).
 
 It is a plain shared library loaded with ctypes (no Python headers needed), built with the C
 compiler Python was built with, else ``cc``/``gcc``/``clang`` (``CC`` overrides). When no compiler
-works the build goes on without it and dmltile plans with NumPy alone; ``DMLTILE_BUILD_KERNEL=0``
+works the build goes on without it and recipes run on NumPy alone; ``DMLTILE_BUILD_KERNEL=0``
 skips it on purpose, ``=1`` makes a failure fatal.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import shutil
@@ -18,8 +19,8 @@ from pathlib import Path
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-SOURCE = Path("dmltile/execute/kernel/copy_kernel.c")
-LIBRARY = SOURCE.with_name("_copy_kernel" + (".dll" if sys.platform == "win32" else ".so"))
+SOURCE = Path("dmltile/execute/fast/c/kernel.c")
+LIBRARY = SOURCE.with_name("_kernel" + (".dll" if sys.platform == "win32" else ".so"))
 
 
 def compilers() -> list[list[str]]:
@@ -35,7 +36,10 @@ def compilers() -> list[list[str]]:
 def build(root: Path) -> str | None:
     """Compile the kernel into the package; returns None on success, else why it was not built."""
     source, target = root / SOURCE, root / LIBRARY
-    flags = ["-O2", "-shared", "-o", str(target), str(source)]
+    # The source's digest goes in, so that dmltile refuses a library built from another kernel.c
+    # (dmltile.execute.fast.kernel.source_digest computes the same).
+    digest = hashlib.sha256(source.read_bytes()).hexdigest() if source.is_file() else ""
+    flags = ["-O2", f'-DSOURCE_DIGEST="{digest}"', "-shared", "-o", str(target), str(source)]
     if sys.platform != "win32":
         flags[1:1] = ["-fPIC", "-pthread"]  # the kernel's worker thread
     errors = []
@@ -66,4 +70,4 @@ class KernelBuildHook(BuildHookInterface):
             return
         if wanted == "1":
             raise RuntimeError(f"dmltile's copy kernel did not build: {why}")
-        self.app.display_warning(f"dmltile: copy kernel not built, plans will use NumPy only ({why})")
+        self.app.display_warning(f"dmltile: copy kernel not built, recipes will run on NumPy only ({why})")

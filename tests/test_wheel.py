@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dmltile.execute.copy_kernel import LIBRARY
+from dmltile.execute.fast.kernel import LIBRARY
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -80,17 +80,17 @@ def test_installed_wheel_validates_outside_the_source_tree(installed, tmp_path):
 
 
 def test_the_wheel_carries_and_loads_its_copy_kernel(wheel, installed, tmp_path):
-    # The build hook compiles kernel/copy_kernel.c into the wheel (a platform wheel then) when a C
+    # The build hook compiles fast/c/kernel.c into the wheel (a platform wheel then) when a C
     # compiler exists; the installed package loads that library, not the checkout's.
     if not any(shutil.which(cc) for cc in ("cc", "gcc", "clang")):
         pytest.skip("no C compiler here: the wheel is pure Python and plans run on NumPy alone")
-    assert f"dmltile/execute/kernel/{LIBRARY}" in zipfile.ZipFile(wheel).namelist()
+    assert f"dmltile/execute/fast/c/{LIBRARY}" in zipfile.ZipFile(wheel).namelist()
     assert not wheel.name.endswith("-none-any.whl"), wheel.name
     target = installed
     script = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from dmltile.execute import copy_kernel\n"
-        "print(copy_kernel.available(), copy_kernel.library_path().is_relative_to(sys.argv[1]))\n"
+        "from dmltile.execute.fast import kernel\n"
+        "print(kernel.loaded() is not None, kernel.library_path().is_relative_to(sys.argv[1]))\n"
     )
     run = subprocess.run(
         [sys.executable, "-I", "-c", script, str(target)], cwd=tmp_path, capture_output=True, text=True

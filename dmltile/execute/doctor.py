@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from ..validate.build import tile_desc
-from . import copy_kernel
 from .compile import compile
 from .directml import oracle, ort_provider
+from .fast import kernel as copy_kernel
 
 DML_PROVIDER = "DmlExecutionProvider"
 ORT_DISTRIBUTIONS = ("onnxruntime", "onnxruntime-directml", "onnxruntime-gpu")
@@ -176,7 +176,7 @@ def doctor_report() -> dict[str, Any]:
             "platform": platform.platform(),
         },
         "numpy": _version("numpy"),
-        "copy_kernel": {"loaded": copy_kernel.available(), "status": copy_kernel.status()},
+        "copy_kernel": {"loaded": copy_kernel.loaded() is not None, "status": copy_kernel.status()},
         "onnx": _version("onnx"),
         "openvino": _version("openvino"),
     }

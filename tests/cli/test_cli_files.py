@@ -72,16 +72,6 @@ def test_a_full_disk_with_no_old_file_leaves_nothing(tmp_path):
     assert _listing(tmp_path) == []
 
 
-def test_a_full_disk_leaves_no_temporary_in_the_calibration_cache(tmp_path):
-    # Running a plan measures the machine once and stores the figures in the cache folder, through
-    # a temporary file; a write that fails keeps the figures for the run and removes the temporary.
-    cache = tmp_path / "cache"
-    env = {**os.environ, "DMLTILE_CACHE_DIR": str(cache)}
-    done = script_full_disk("run", DOC_EXAMPLE, "--output-buffer", "out.bin", cwd=tmp_path, env=env)
-    assert done.returncode == 2 and "cannot write" in done.stderr
-    assert cache.is_dir() and _listing(cache) == []
-
-
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 def test_dev_full_is_refused_not_reported_as_saved():
     for extra in ((), ("--force",)):

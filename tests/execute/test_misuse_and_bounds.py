@@ -152,11 +152,7 @@ def _peak_extra(code: str) -> int:
         "        return next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))\n"
         "base = peak()\n" + code + "\nprint((peak() - base) * 1024)\n"
     )
-    # Fixed cost constants: a child that calibrated would count the calibration's 64 MiB buffer too.
-    env = {**os.environ, "DMLTILE_CALIBRATE": "0"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env
-    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return int(done.stdout.split()[-1])
 
