@@ -21,7 +21,7 @@ def test_a_repeats_value_that_is_no_integer_is_refused_not_dropped(tmp_path, val
     node = helper.make_node("Tile", ["x", "r"], ["y"], name="t")
     graph = helper.make_graph([node], "g", [x], [y], initializer=[init])
     path = tmp_path / "m.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=10), path)
     result = invoke("check", path, "--repeats", f"t={value}")
     assert result.exit_code == 2 and "integers" in result.output
     assert invoke("check", path, "--repeats", "t=1x2").exit_code == 0  # "x" still separates
