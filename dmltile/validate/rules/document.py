@@ -178,8 +178,8 @@ register(
             "write a whole number from {lo} to {hi}",
         ),
         "too long": Words(
-            "{key} has {length} values; DirectML tensors have at most 8 dimensions, so dmltile reads arrays "
-            "of at most {limit} values and stops here",
+            "{key} has {length:value}; DirectML tensors have at most 8 dimensions, so dmltile reads arrays "
+            "of at most {limit:value} and stops here",
             "write one value per dimension, at most 8 (DML_TENSOR_DIMENSION_COUNT_MAX1)",
         ),
     },

@@ -233,10 +233,10 @@ def _rank_case(n: int, dims: frozenset[int]) -> str:
     fix=_fix_rank,
     fix_hint=lambda found, edits, own: f"{found.hint}: {describe(edits[:own])}",
     words={
-        case: Words("{tensor} has {rank} dimensions; Tile at {level} supports {dims}", "{reach}" + other)
+        case: Words("{tensor} has {rank:dimension}; Tile at {level} supports {dims}", "{reach}" + other)
         for case, other in (
             ("", ""),
-            ("pad", ", or pad Sizes (and Repeats) with {pad} leading 1s to make it 4-D"),
+            ("pad", ", or pad Sizes (and Repeats) with {pad:leading 1|leading 1s} to make it 4-D"),
             ("merge", ", or merge neighbouring dimensions that tile alike to get {most} or fewer"),
         )
     },
@@ -433,7 +433,7 @@ register(
     ),
     words=Words(
         "{tensor}.TotalTensorSizeInBytes is {total}: {version} computes the tensor's extent in 32 bits and "
-        "accepts it ({wrapped} bytes after the wrap), but the elements really reach past it; DirectML 1.13 "
+        "accepts it ({wrapped:byte} after the wrap), but the elements really reach past it; DirectML 1.13 "
         "and later reject it",
         "{hint}",
     ),

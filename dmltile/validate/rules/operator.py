@@ -9,7 +9,6 @@ from ...core.enums import FeatureLevel
 from ...core.operator import OperatorDesc
 from ...core.shape import output_size_wraps, tile_output_sizes
 from ...core.tensor import UINT32_MAX
-from ...core.words import plural
 from ..report import Edit, Issue
 from .citations import TILE_PAGE
 from .edits import describe, split_path
@@ -59,12 +58,12 @@ def _fix_repeats_count(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit
     limit="must equal InputTensor.DimensionCount",
     words={
         "count": Words(
-            "RepeatsCount is {count}, but the input has {rank} dimensions",
-            "give one repeat per input dimension: RepeatsCount {rank} and {rank} Repeats",
+            "RepeatsCount is {count}, but the input has {rank:dimension}",
+            "give one repeat per input dimension: RepeatsCount {rank} and {rank:value} in Repeats",
         ),
         "repeats": Words(
-            "Repeats {repeats} has {values}, but the input has {rank} dimensions",
-            "write {rank} repeats, one per input dimension",
+            "Repeats {repeats} has {values:value}, but the input has {rank:dimension}",
+            "write {rank:repeat}, one per input dimension",
         ),
     },
 )
@@ -73,8 +72,7 @@ def check_repeats_count(desc: OperatorDesc) -> Iterator[Issue]:
     if count != n and "repeats_count" in desc.desc.model_fields_set:
         yield found("DML201", "Desc.RepeatsCount", "count", count=count, rank=n)
     elif count != n:  # left out, RepeatsCount is the number of Repeats: they are what is wrong
-        values = plural(count, "value")
-        yield found("DML201", "Desc.Repeats", "repeats", repeats=list(desc.repeats), values=values, rank=n)
+        yield found("DML201", "Desc.Repeats", "repeats", repeats=list(desc.repeats), values=count, rank=n)
 
 
 @rule(
@@ -95,8 +93,8 @@ def check_repeats_count(desc: OperatorDesc) -> Iterator[Issue]:
     fix=_fix_repeats_count,
     words={
         case: Words(
-            "Repeats {repeats} has {length} values, but RepeatsCount is {count}",
-            "write {rank} repeats, one per input dimension" + also,
+            "Repeats {repeats} has {length:value}, but RepeatsCount is {count}",
+            "write {rank:repeat}, one per input dimension" + also,
         )
         for case, also in (("", ""), ("recount", ", and set RepeatsCount to {rank}"))
     },
@@ -166,8 +164,8 @@ def _fix_output_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
     ),
     fix=_fix_output_rank,
     words=Words(
-        "OutputTensor has {rank} dimensions (Sizes {sizes}), but InputTensor has {input_rank}",
-        "give the output {input_rank} dimensions: Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
+        "OutputTensor has {rank:dimension} (Sizes {sizes}), but InputTensor has {input_rank}",
+        "give the output {input_rank:dimension}: Sizes[i] = InputTensor.Sizes[i] * Repeats[i]",
     ),
 )
 def check_same_rank(desc: OperatorDesc) -> Iterator[Issue]:

@@ -16,6 +16,7 @@ from string import Formatter
 from typing import Any, Literal
 
 from ...core.fields import FIELDS
+from ...core.words import plural
 from ..report import Applicability, Edit, Issue, Severity
 
 Phase = Literal["parse", "descriptor", "feature_level", "provider"]
@@ -55,11 +56,27 @@ class Example:
         return out
 
 
+class _Counted(Formatter):
+    """``str.format`` with counted nouns: ``{n:dimension}`` reads "1 dimension", "2 dimensions";
+    ``{n:whole copy|whole copies}`` names the plural where adding an s would not make it. (A
+    standard format spec is never a word: "x", ">3", ",d".)"""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, int) and len(format_spec) > 1 and format_spec[0].isalpha():
+            one, _, many = format_spec.partition("|")
+            return plural(value, one, many or None)
+        return super().format_field(value, format_spec)
+
+
+_COUNTED = _Counted()
+
+
 @dataclass(frozen=True)
 class Words:
     """What a broken rule says, as ruff's Violation does: its message and its hint are templates
     (``str.format`` fields) the check fills with the values it found, so the words are written once,
-    with the rule, and the check only measures."""
+    with the rule, and the check only measures. A count names its noun in the field
+    (``{rank:dimension}``), so that the noun agrees with it."""
 
     message: str
     hint: str = ""
@@ -67,6 +84,10 @@ class Words:
     def fields(self) -> set[str]:
         """The names of the values the templates need."""
         return {f for text in (self.message, self.hint) for _, f, _, _ in Formatter().parse(text) if f}
+
+    def render(self, **values: Any) -> tuple[str, str]:
+        """(message, hint) with the values filled in."""
+        return _COUNTED.format(self.message, **values), _COUNTED.format(self.hint, **values)
 
 
 @dataclass(frozen=True)
@@ -162,8 +183,7 @@ def issue(code: str, path: str, message: str, hint: str = "") -> Issue:
 def found(code: str, path: str, case: str = "", **values: Any) -> Issue:
     """The Issue of rule ``code`` at ``path``: the rule's words for ``case`` rendered with the values
     its check found (a list reads as Python writes it, ``[2, 3]``)."""
-    words = RULES[code].words[case]
-    return issue(code, path, words.message.format(**values), words.hint.format(**values))
+    return issue(code, path, *RULES[code].words[case].render(**values))
 
 
 def all_rules() -> list[Rule]:

@@ -87,8 +87,8 @@ def check_tensor_type(desc: OperatorDesc) -> Iterator[Issue]:
     field="DimensionCount",
     limit="equals the number of Sizes",
     words=Words(
-        "{tensor}.DimensionCount is {count}, but Sizes {sizes} has {rank} values",
-        "set DimensionCount to {rank}, or write {count} Sizes",
+        "{tensor}.DimensionCount is {count}, but Sizes {sizes} has {rank:value}",
+        "set DimensionCount to {rank}, or write {count:value} in Sizes",
     ),
 )
 def check_dimension_count(desc: OperatorDesc) -> Iterator[Issue]:
@@ -119,8 +119,8 @@ def check_dimension_count(desc: OperatorDesc) -> Iterator[Issue]:
     ),
     fix=fix_to_null,
     words=Words(
-        "{tensor}.Strides {strides} has {count} values, but there are {rank} Sizes",
-        "write {rank} strides in elements (packed: {packed}), or null for packed",
+        "{tensor}.Strides {strides} has {count:value}, but Sizes has {rank:value}",
+        "write {rank:stride} in elements (packed: {packed}), or null for packed",
     ),
 )
 def check_strides_length(desc: OperatorDesc) -> Iterator[Issue]:
@@ -186,7 +186,7 @@ def check_zero_sizes(desc: OperatorDesc) -> Iterator[Issue]:
     limit="at least DMLCalcBufferTensorSize",
     words={
         case: Words(
-            "{tensor}.TotalTensorSizeInBytes is {total}, below the {need} bytes that DMLCalcBufferTensorSize "
+            "{tensor}.TotalTensorSizeInBytes is {total}, below the {need:byte} that DMLCalcBufferTensorSize "
             "gives for {type} Sizes {sizes} (" + layout + ")",
             "set TotalTensorSizeInBytes to {need} (or more), or leave it out to have it computed",
         )
@@ -328,13 +328,13 @@ def _fix_addressable(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
     fix=_fix_addressable,
     words={
         "sizes": Words(
-            f"{{tensor}}.Sizes {{sizes}} hold {{count}} elements; a buffer tensor holds at most {UINT32_MAX}",
+            f"{{tensor}}.Sizes {{sizes}} hold {{count:element}}; a buffer tensor holds at most {UINT32_MAX}",
             "split the work into several dispatches of at most 2^32-1 elements each",
         ),
         "bytes": Words(
-            "{tensor}.TotalTensorSizeInBytes is {total}: {count} {type} elements, more than the "
+            "{tensor}.TotalTensorSizeInBytes is {total}: {count:element} of {type}, more than the "
             f"{UINT32_MAX} a buffer tensor may span",
-            "use at most {most} bytes, e.g. the computed {computed}",
+            "use at most {most:byte}, e.g. the computed {computed}",
         ),
     },
 )

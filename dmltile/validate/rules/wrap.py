@@ -72,16 +72,16 @@ def _fix_wrap(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] | None:
         case: Words(
             "OutputTensor.Sizes[{axis}] is {out}: InputTensor.Sizes[{axis}] * Repeats[{axis}] = {n} * {rep} = "
             "{product} wrapped at 2^32. DirectML ({versions}) multiplies in 32 bits and accepts it; the output "
-            "then holds {out} elements along axis {axis}, element j copying input element j mod {n} "
-            f"({{copies}} whole copies of the input{holds}), not {{rep}} copies",
+            "then holds {out:element} along axis {axis}, element j copying input element j mod {n} "
+            f"({{copies:whole copy|whole copies}} of the input{holds}), not {{rep:copy|copies}}",
             hint,
         )
         for case, holds, hint in (
             ("", "", "set Repeats[{axis}] to {copies}: the same output, with a product that does not wrap"),
             (
                 "partial",
-                " and its first {rest} elements",
-                "no Tile without the wrap makes exactly these {out} elements ({out} is not a multiple of "
+                " and its first {rest:element}",
+                "no Tile without the wrap makes exactly this output ({out} is not a multiple of "
                 "{n}); Repeats[{axis}] = {more} with OutputTensor.Sizes[{axis}] = {longer} makes them and "
                 "then the rest of the last copy",
             ),
