@@ -20,6 +20,7 @@ from .pruning import prune_unknown_keys
 from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
+from .rules.values import needed_bytes
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 
 __all__ = [
@@ -51,21 +52,6 @@ def _key(i: Issue) -> tuple[str, tuple]:
     return i.code, i.loc
 
 
-def _at_least(edit: Edit, together: Any, level: FeatureLevel, issue: Issue) -> Edit:
-    """A byte-size edit raised to what the document needs with every size edit of the report
-    applied (``together``), so that the fixes of one report, applied in turn, add up."""
-    if together is None or edit.op != "set" or not edit.path.endswith(".TotalTensorSizeInBytes"):
-        return edit
-    try:
-        wider = primary_edits(apply_fix(together, [edit]), issue, level)
-    except _BROKEN:
-        return edit
-    more = [e.value for e in wider or [] if e.path == edit.path and isinstance(e.value, int)]
-    if more and isinstance(edit.value, int) and more[0] > edit.value:
-        return edit.model_copy(update={"value": more[0]})
-    return edit
-
-
 def compute_fix(
     doc: Any,
     issue: Issue,
@@ -73,12 +59,9 @@ def compute_fix(
     before: list[Issue],
     judge: Judge,
     rounds: int = 3,
-    together: Any = None,
 ) -> tuple[list[Edit], int] | None:
     """The issue's edits plus those that settle any new error they cause, checked by re-validating
-    with ``judge``; and how many of them are the issue's own (the rest settle their effects). A
-    settling byte size is the one ``together`` (the document with every issue's own edits applied)
-    needs, so that one fix's size is no smaller than the whole report asks for."""
+    with ``judge``; and how many of them are the issue's own (the rest settle their effects)."""
     edits = primary_edits(doc, issue, level)
     if not edits:
         return None
@@ -102,16 +85,21 @@ def compute_fix(
             more = primary_edits(fixed, i, level)
             if not more:
                 return edits, own
-            edits = edits + [_at_least(e, together, level, i) for e in more]
+            edits = edits + more
     return edits, own
 
 
-def _with_fix(issue: Issue, edits: list[Edit], own: int) -> Issue:
+def _with_fix(issue: Issue, edits: list[Edit], own: int, final: Any = None) -> Issue:
     """The issue carrying its fix, its hint derived from the fix's edits: the rule's ``fix_hint``
     renders them (with what only the rule knows, such as a later level that needs no edit), else
-    they are said as they are, each field named with its tensor."""
+    they are said as they are, each field named with its tensor. Its byte sizes are those ``final``
+    (the document as the whole report leaves it) needs, and the hint says so where that differs
+    from what the issue's own edits alone would set."""
     rule = RULES[issue.code]
+    alone, edits = edits, _sized_for(final, edits)
     hint = rule.fix_hint(issue, edits, own) if rule.fix_hint else describe(edits[:own])
+    if edits[:own] != alone[:own]:
+        hint += " (the size the document needs once every fix of this report is applied)"
     if len(edits) > own:  # what else the one fix changes, so the hint is the whole fix
         hint += f"; then {describe(edits[own:])}"
     return issue.model_copy(
@@ -145,18 +133,35 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
     return doc
 
 
-def _all_own_edits_applied(doc: dict, issues: list[Issue], level: FeatureLevel) -> Any:
-    """The document with every issue's own edits applied in order (None when they cannot all be)."""
+def _is_byte_size(edit: Edit) -> bool:
+    return edit.op == "set" and edit.path.endswith(".TotalTensorSizeInBytes")
+
+
+def _all_but_byte_sizes(doc: dict, fixes: list[list[Edit]]) -> Any:
+    """The document with every edit of the report applied in order (as ``apply_all`` applies them)
+    but the byte sizes, which follow from the rest; None when they cannot all be applied."""
     edits: list[Edit] = []
-    for i in issues:
-        try:
-            edits += [e for e in primary_edits(doc, i, level) or [] if e not in edits]
-        except _BROKEN:
-            continue
+    for fix in fixes:
+        edits += [e for e in fix if e not in edits and not _is_byte_size(e)]
     try:
         return apply_fix(doc, edits)
-    except _BROKEN:
+    except (*_BROKEN, ArgumentError):
         return None
+
+
+def _sized_for(final: Any, edits: list[Edit]) -> list[Edit]:
+    """Each byte-size edit raised to what its tensor needs in ``final`` (the document as the whole
+    report leaves it): measured on one fix's own document, a size misses the Sizes and types the
+    other fixes change, and whichever byte-size edit is applied last would be too small."""
+    if final is None:
+        return edits
+    out = []
+    for e in edits:
+        need = needed_bytes(final, str(split_path(e.path)[1])) if _is_byte_size(e) else None
+        if need is not None and isinstance(e.value, int) and need > e.value:
+            e = e.model_copy(update={"value": need})
+        out.append(e)
+    return out
 
 
 def attach_fixes(
@@ -170,14 +175,14 @@ def attach_fixes(
     doc = without_unlisted_keys(wrapped(prune_unknown_keys(data)[0]), issues)
     level = level or newest_level()
     before = issues + (known or [])
-    together = _all_own_edits_applied(doc, issues, level)
-    out = []
+    computed = []
     for i in issues:
         try:
-            found = compute_fix(doc, i, level, before, judge, together=together)
+            computed.append(compute_fix(doc, i, level, before, judge))
         except _BROKEN:
-            found = None
-        out.append(_with_fix(i, *found) if found else i)
+            computed.append(None)
+    final = _all_but_byte_sizes(doc, [found[0] for found in computed if found])
+    out = [_with_fix(i, *found, final) if found else i for i, found in zip(issues, computed, strict=True)]
     return root_causes(out)
 
 

@@ -77,3 +77,28 @@ def test_the_pairs_hint_is_accepted_and_tiles_the_same_bytes(version, level, dty
         .dimension_counts
     )
     assert old["accepted"] is not full, old
+
+
+@pytest.mark.parametrize("version,level", [("1.0.2006.1020", "2.1"), ("1.5.0", "3.1"), ("1.7.0", "4.1")])
+def test_a_mismatched_output_beside_a_64_bit_input_followed_once_is_accepted_and_tiles_the_same_bytes(
+    version, level
+):
+    # DML206 and DML302 (where the level lacks FLOAT64) fixed together, the output's byte size written
+    # for FLOAT32 [1,1,6,9]: every edit of the one report, in order, as the JSON contract gives them.
+    document = typed("FLOAT64", [1, 1, 2, 3], [1, 1, 3, 3])
+    document["OutputTensor"].update(DataType="DML_TENSOR_DATA_TYPE_FLOAT32", TotalTensorSizeInBytes=216)
+    report = dmltile.validate(document, level)
+    fixed = apply_fix(document, [e for i in report.issues for e in i.fix])
+    assert dmltile.validate(fixed, level).valid, (report.issues, fixed)
+    out = wrapped(fixed)["Desc"]["OutputTensor"]["Desc"]
+    assert out["TotalTensorSizeInBytes"] == dmltile.calc_buffer_tensor_size(out["DataType"], out["Sizes"])
+    x = np.linspace(-3.5, 7.25, 6).reshape(1, 1, 2, 3)
+    [after] = ORACLE.run_cases(
+        [{"id": "followed", "desc": fixed, "execute": True, "input": x.tobytes()}], version
+    )
+    if "DML306" in dmltile.validate(fixed, level, directml=version).codes:  # FLOAT64 kept, as 4.1 takes it
+        assert after["accepted"] and after.get("exec_stage") == "CompileOperator", after
+        return
+    assert after["accepted"] and after.get("exec_stage") == "done", after
+    want = np.tile(x, [1, 1, 3, 3]).tobytes()
+    assert after["output"][: len(want)] == want

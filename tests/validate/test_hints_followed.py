@@ -13,13 +13,15 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 import dmltile
 from dmltile.validate.fixes import apply_all, wrapped
 from dmltile.validate.rules import all_rules
 from dmltile.validate.rules.edits import join_path
-from tests.validate.test_fixes import UNFIXABLE
-from tests.validate.test_hints_keep_data import leaves, named
+from tests.validate.test_fixes import UNFIXABLE, _output_dtype, _small_total, _tensor, valid_documents
+from tests.validate.test_hints_keep_data import _wide_type, leaves, named
 
 
 def typed(dtype, sizes, repeats, outs=None):
@@ -159,3 +161,74 @@ def test_a_64_bit_input_beside_an_output_of_another_type_is_said_as_pairs_for_th
     report = dmltile.validate(doc, feature_level="1.0")
     hint = next(i.hint for i in report.issues if i.code == "DML302")
     assert "InputTensor: read the FLOAT64 data as FLOAT32 pairs" in hint and "OutputTensor: read" not in hint
+
+
+@pytest.mark.parametrize("output_total", [216, 0], ids=["written-for-float32", "zero"])
+def test_a_mismatched_output_beside_a_64_bit_input_gets_the_byte_size_all_the_fixes_leave(output_total):
+    # DML206 first makes the output FLOAT64 and DML302 then reads both tensors as FLOAT32 pairs: the
+    # byte size is the one the document needs after both (432 for FLOAT32 [1,1,6,18]), not one
+    # measured half way (864 for FLOAT64 of those Sizes), and DML105's own edit is that size too.
+    doc = dmltile.tile_desc([1, 1, 2, 3], [1, 1, 3, 3], dtype="FLOAT64").to_dict()
+    out = doc["Desc"]["OutputTensor"]["Desc"]
+    out["DataType"], out["TotalTensorSizeInBytes"] = "DML_TENSOR_DATA_TYPE_FLOAT32", output_total
+    fixed, _, report = follow(doc, "1.0")
+    assert {"DML206", "DML302"} <= set(report.codes)
+    assert dmltile.validate(fixed, "1.0").valid, (report.issues, fixed)
+    tile = wrapped(fixed)["Desc"]
+    need = dmltile.calc_buffer_tensor_size("FLOAT32", [1, 1, 6, 18])
+    assert tile["OutputTensor"]["Desc"]["TotalTensorSizeInBytes"] == need == 432
+    sizes = {e.value for i in report.issues for e in i.fix if e.path.endswith("TotalTensorSizeInBytes")}
+    assert sizes == {need}, report.issues
+    # the user's data kept: the FLOAT64 values' bytes, read as FLOAT32 pairs, tile to numpy.tile's bytes
+    x = np.linspace(-3.5, 7.25, 6).reshape(1, 1, 2, 3)
+    pairs = x.view(np.float32).reshape(tile["InputTensor"]["Desc"]["Sizes"])
+    assert dmltile.execute(fixed, pairs, "1.0").tobytes() == np.tile(x, [1, 1, 3, 3]).tobytes()
+
+
+# The levels whose Tile takes no 64-bit type: a 64-bit tensor is read as 32-bit pairs there.
+WITHOUT_64_BIT = [
+    lv.dotted
+    for lv in dmltile.known_levels()
+    if dmltile.DataType.INT64 not in dmltile.tile_support(lv).tensors["InputTensor"].data_types
+]
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    phases=[Phase.generate],
+)
+@given(data=st.data())
+def test_a_64_bit_document_followed_once_is_valid_keeps_its_bytes_and_sizes_its_buffers_as_needed(data):
+    """One report's edits, in order, at a level without 64-bit types: the pairs rewrite beside a
+    mismatched output (DML206) and byte sizes written for another type (DML105), which must add up."""
+    level = data.draw(st.sampled_from(WITHOUT_64_BIT))
+    doc = data.draw(valid_documents(level))
+    _wide_type(doc, _tensor(doc, "InputTensor"), 0, data.draw)
+    if data.draw(st.booleans()):
+        _output_dtype(doc, None, 0, data.draw)
+    if data.draw(st.booleans()):
+        _small_total(
+            doc, _tensor(doc, data.draw(st.sampled_from(["InputTensor", "OutputTensor"]))), 0, data.draw
+        )
+    report = dmltile.validate(doc, level)
+    if any(not i.fix for i in report.errors):
+        return  # no layout of this level holds it (strides apart at a full rank): no fix to follow
+    fixed = apply_all(doc, report.issues)
+    assert dmltile.validate(fixed, level).valid, (doc, report.issues, fixed)
+    tile = wrapped(fixed)["Desc"]
+    for name in ("InputTensor", "OutputTensor"):
+        t = tile[name]["Desc"]
+        written = wrapped(doc)["Desc"][name]["Desc"].get("TotalTensorSizeInBytes")
+        need = dmltile.calc_buffer_tensor_size(t["DataType"], t["Sizes"], t.get("Strides"))
+        if t.get("TotalTensorSizeInBytes") != written:  # an edited size is what the result needs
+            assert t["TotalTensorSizeInBytes"] == need, (name, doc, report.issues, fixed)
+    source = wrapped(doc)["Desc"]["InputTensor"]["Desc"]
+    if source.get("Strides") is None:  # same bytes in, same bytes out
+        sizes, reps = source["Sizes"], wrapped(doc)["Desc"]["Repeats"]
+        wide = dmltile.DataType.parse(source["DataType"]).numpy_dtype
+        x = (np.arange(int(np.prod(sizes))) * 0x10000001 + 3).astype(wide).reshape(sizes)
+        narrow = dmltile.DataType.parse(tile["InputTensor"]["Desc"]["DataType"]).numpy_dtype
+        got = dmltile.execute(fixed, x.view(narrow).reshape(tile["InputTensor"]["Desc"]["Sizes"]), level)
+        assert got.tobytes() == np.tile(x, reps).tobytes(), (doc, fixed)

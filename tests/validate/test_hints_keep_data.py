@@ -279,8 +279,16 @@ def _repeats_too_short(doc, tensor, i, draw):
         del reps[0]
 
 
+def _wide_type(doc, tensor, i, draw):
+    # A 64-bit type, which levels before 4.1 tile only as 32-bit pairs: beside a mismatched output
+    # (DML206) or a byte size written for the narrower type (DML105), fixes that must add up.
+    wide = draw(st.sampled_from(["INT64", "UINT64", "FLOAT64"]))
+    tensor["DataType"] = wide if "Desc" not in doc else f"DML_TENSOR_DATA_TYPE_{wide}"
+
+
 BROKEN = {
     **MUTATIONS,
+    "wide_type": _wide_type,
     "swap": _swap,
     "rename_wrapper": _rename_wrapper,
     "c_type_name": _c_type_name,
