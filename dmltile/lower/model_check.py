@@ -33,12 +33,12 @@ from ..core.enums import FeatureLevel
 from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from ..validate.rules.model_ir import ir_finding
+from ..validate.rules.provider import check_constant_repeats, check_static_shape
 from .folding import fold
 from .from_onnx import check_type, tile_version
 from .lowering import LoweringPlan, lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .node_report import (
-    CPU_FALLBACK,
     DISPATCH,
     INVALID,
     PER_VALUE,
@@ -53,11 +53,13 @@ from .node_report import (
 from .onnx_graph import ONNX_TYPES, Scope, infer, read_model, text, tile_nodes, with_values
 from .provider import (
     MIN_LEVEL,
-    MIN_OPSET,
     PER_VALUE_COST,
     PROVIDER,
+    Finding,
+    NodeFacts,
     below_min_level,
     device_type_findings,
+    finding,
     first_directml,
     provider_min_level,
     provider_plan,
@@ -102,32 +104,18 @@ def _per_value_reason(what: str, fix: str) -> str:
     )
 
 
-TYPE_REASONS = {
-    "no-type": (
-        "the input's element type is unknown: onnx shape inference found none, and onnxruntime "
-        "needs every type to load the model"
-    ),
-    "tile-1": (
-        "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it (the CPU EP's Tile and "
-        f"{PROVIDER}'s start at opset {MIN_OPSET}); convert the model to opset {MIN_OPSET} or later (DML501)"
-    ),
-    "string": (
-        f"{PROVIDER} registers Tile for numeric and bool types only; a string Tile runs on CPUExecutionProvider, "
-        "with copies between GPU and CPU around it (DML502)"
-    ),
-    "no-ep": (
-        "no onnxruntime execution provider tiles {dtype}: the CPU EP has no bfloat16 Tile kernel and onnxruntime "
-        f"has no complex tensors, and {PROVIDER} registers neither (DML502)"
-    ),
-}
+NO_TYPE = (
+    "the input's element type is unknown: onnx shape inference found none, and onnxruntime "
+    "needs every type to load the model"
+)
 
 
-# Which reason each provider-registration finding gives, by (rule, status).
-_REASON_KEYS = {
-    ("DML501", INVALID): "tile-1",
-    ("DML502", INVALID): "no-ep",
-    ("DML502", CPU_FALLBACK): "string",
-}
+def _per_value_said(found: list[Finding]) -> str:
+    """Why a node is compiled per value, from the findings of the rules that say so (DML504, DML505)."""
+    fix = "; ".join(f.hint for f in found if f.hint)
+    return _per_value_reason(
+        "; ".join(f"{f.message} ({f.code})" for f in found), fix[:1].upper() + fix[1:] + "." if fix else ""
+    )
 
 
 def _type_verdict(rep: TileNodeReport) -> tuple[str, str] | None:
@@ -136,12 +124,11 @@ def _type_verdict(rep: TileNodeReport) -> tuple[str, str] | None:
     dtype, opset = rep.input_type, rep.opset
     found = registration_verdict(opset, dtype)
     if dtype is None and (found is None or found.status != INVALID):
-        return INVALID, TYPE_REASONS["no-type"]
+        return INVALID, NO_TYPE
     if found is None:
         return None
     rep.rules.append(found.code)
-    key = _REASON_KEYS[(found.code, found.status)]
-    return found.status, TYPE_REASONS[key].format(opset=opset, dtype=dtype)
+    return found.status, found.said
 
 
 def _override_key(node, name: str, overrides: dict) -> str | None:
@@ -198,32 +185,15 @@ def _run_time_reason(
     shape = rep.input_shape
     if values is not None and shape is not None and not symbolic:
         return None
-    what, fix = [], []
-    if values is None:
-        noun = "tiles and axis are" if version == 1 else "repeats is"
-        what.append(f"{noun} not constant ({rep.repeats_source}) but a required constant CPU input (DML504)")
-        fix.append(f"--repeats {name}=... gives the exact descriptor; an initializer would fuse it")
-        if "only a default" in rep.repeats_source:
-            fix.append(
-                "the provider's partitioner finds names with GetInitializedTensor, which may see this default "
-                "and fuse the node with it: feed other values only if you have checked that on your version"
-            )
-    if shape is None:
-        what.append("the input's rank is unknown (shape inference found none)")
-    elif symbolic:
-        what.append(f"input dims {symbolic} are symbolic, known only at run time (DML505)")
-        if "?" in symbolic:
-            fix.append(
-                "--input NAME=SIZES gives the exact descriptor; a dimension without a name stays per "
-                "value in onnxruntime, which fixes symbolic dimensions only by name (name it to fuse the node)"
-            )
-        else:
-            fix.append(
-                "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the exact "
-                "descriptor and a fused node"
-            )
-    fix_text = "; ".join(fix)
-    return _per_value_reason("; ".join(what), fix_text[:1].upper() + fix_text[1:] + "." if fix else "")
+    facts = NodeFacts(
+        opset=rep.opset,
+        input_shape=tuple(shape) if shape is not None else None,
+        repeats_initializer=values is not None,
+        name=name,
+        repeats_source=rep.repeats_source,
+        repeats_default="only a default" in rep.repeats_source,
+    )
+    return _per_value_said([*check_constant_repeats(facts), *check_static_shape(facts)])
 
 
 def _per_value(rep: TileNodeReport, values, symbolic: list | None) -> None:
@@ -239,23 +209,16 @@ def _dispatch(rep: TileNodeReport, from_run_time: bool, model_static: bool) -> N
         rep.compiled = (
             "at the first run, outside the fused graph (and again for any run whose repeats differ)"
         )
-        rep.reason = (
-            f"repeats come from the model at run time ({rep.repeats_source}); this is the descriptor {PROVIDER} "
-            "compiles for the values given. It keeps the node out of the fused graph and compiles it at the first "
-            "run, and again for any run whose repeats differ (DML504); an initializer would fuse it"
-        )
-        rep.rules.append("DML504")
+        given = finding("DML504", "dispatch-per-value", "given", source=rep.repeats_source)
+        rep.reason = given.said
+        rep.rules.append(given.code)
     else:
         rep.fused, rep.compiled = True, "once, at session creation, inside the fused DirectML graph"
         if not model_static:
-            rep.reason = (
-                "sizes from the values given (the input's, or the shapes its repeats are folded from); fused as "
-                "shown when onnxruntime knows the same sizes "
-                "(SessionOptions.add_free_dimension_override_by_name), otherwise compiled at the first run (DML505)"
-            )
+            rep.reason = finding("DML505", "dispatch-per-value", "given").said
     for found in device_type_findings(rep.input_type):
         rep.rules.append(found.code)
-        rep.warnings.append(f"{found.message} ({found.code})")
+        rep.warnings.append(found.said)
 
 
 @dataclass
@@ -355,11 +318,8 @@ def _unnamed_dims(node, name: str, facts: ModelFacts) -> list[str]:
 def _unnamed_reason(unnamed: list[str]) -> str | None:
     if not unnamed:
         return None
-    return _per_value_reason(
-        f"the sizes given fill dimensions of {', '.join(sorted(set(unnamed)))} that the model leaves without a "
-        "name: onnxruntime can fix a symbolic dimension only by its name "
-        "(SessionOptions.add_free_dimension_override_by_name), so it learns these at run time (DML505)",
-        "Name the dimensions (dim_param) and fix them by name to fuse the node.",
+    return _per_value_said(
+        [finding("DML505", "dispatch-per-value", "given-unnamed", inputs=", ".join(sorted(set(unnamed))))]
     )
 
 
@@ -503,10 +463,10 @@ def _apply_ir_version(nodes: list[TileNode], ir_version: int | None) -> None:
     for n in nodes:
         n.report.rules.append(found.code)
         if found.status == INVALID:
-            n.reject(f"{found.message} ({found.code})")
+            n.reject(found.said)
             n.report.fused, n.report.compiled = False, None  # nothing loads, so nothing is compiled
         else:
-            n.report.warnings.append(f"{found.message} ({found.code})")
+            n.report.warnings.append(found.said)
 
 
 def _is_openvino(path: Any) -> bool:

@@ -31,6 +31,7 @@ from ..validate.rules.provider import (
     below_min_level,
     check_device_type,
     check_squeezed,
+    finding,
     first_directml,
     registration_verdict,
     squeeze,
@@ -91,8 +92,8 @@ def _judged_plan(
 ) -> ProviderPlan:
     facts = NodeFacts(element_type=dtype, input_shape=shape, repeats=repeats, feature_level=level)
     rewrite = list(check_squeezed(facts))  # DML507: how the node's Tile becomes DirectML's
-    steps = [f.message for f in rewrite if f.status == "rewritten"]
-    failed = [f.message for f in rewrite if f.status == "cpu-fallback"]
+    steps = [f"{f.said}." for f in rewrite if f.status == "rewritten"]
+    failed = [f.said for f in rewrite if f.status == "cpu-fallback"]
     if failed:
         return ProviderPlan(None, failed[0], steps)
     data_type = DML_TYPES[dtype]
@@ -104,12 +105,9 @@ def _judged_plan(
     }
     report = validate(doc, level)
     if report.errors:
-        reason = (
-            f"DirectML at {level.c_name} rejects the descriptor {PROVIDER} builds ("
-            + "; ".join(f"{i.code} {i.path}: {i.message}" for i in report.errors)
-            + "), so creating the operator fails"
-        )
-        return ProviderPlan(None, reason, steps)
+        errors = "; ".join(f"{i.code} {i.path}: {i.message}" for i in report.errors)
+        rejected = finding("DML507", "cpu-fallback", "rejected", level=level.c_name, errors=errors)
+        return ProviderPlan(None, rejected.said, steps)
     desc = OperatorDesc.model_validate(doc)
     steps.append(
         f"DirectML Tile at {level.c_name}: {data_type.name} input Sizes {sizes}, Repeats {reps}, "

@@ -20,7 +20,9 @@ from dmltile.errors import InputError
 from dmltile.lower.onnx_graph import ONNX_TYPES
 from dmltile.lower.provider import provider_plan
 from dmltile.validate.rules import RULES
+from dmltile.validate.rules.provider import NodeFacts, provider_findings
 from tests.lowering_support import np_dtype, same_bits
+from tests.validate.test_rule_words import _pattern
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -280,6 +282,22 @@ def test_each_provider_rules_example_is_reported_by_check_model(code):
     facts = RULES[code].example.node
     [r] = dmltile.check_model(_model_of(facts), facts.get("feature_level", "6.4"))
     assert code in r.rules, r
+
+
+@pytest.mark.parametrize("code", [f"DML50{i}" for i in range(1, 9)])
+def test_check_model_says_each_provider_rule_in_the_rules_own_words(code):
+    # What `dmltile check` shows for the example's model is one of the rule's messages filled in (the
+    # model tells more than the example's facts: where repeats come from, say), tagged with its code.
+    facts = RULES[code].example.node
+    [r] = dmltile.check_model(_model_of(facts), facts.get("feature_level", "6.4"))
+    shown = [r.reason or "", r.level_reason or "", *r.warnings, *r.steps]
+    said = [text for text in shown if f"({code})" in text]
+    templates = [_pattern(w.message) for w in RULES[code].words.values()]
+    assert any(t.search(text) for t in templates for text in said), (code, shown)
+    # and the node's facts alone give the same sentences through the provider's checks
+    assert any(
+        t.fullmatch(f.message) for f in provider_findings(NodeFacts.from_dict(facts)) for t in templates
+    )
 
 
 def test_float64_is_dml304s_warning_and_no_step_says_the_tile_table_lacks_it():

@@ -1,7 +1,8 @@
 """A rule owns its words, as ruff's Violation does: the check finds values, the rule's message and
-hint (``Rule.words``) render them. Each rule with words is run on its own example and its message
-must be one of its templates filled in; the rules whose checks still write their words are listed
-here by name, so the list can only shrink."""
+hint (``Rule.words``) render them. Each rule with words is run on its own example, through the path
+that reports it (``validate`` for a document, the provider's checks for an ONNX node, as ``dmltile
+check`` applies them), and its message must be one of its templates filled in; the rules whose checks
+still write their words are listed here by name, so the list can only shrink."""
 
 from __future__ import annotations
 
@@ -18,17 +19,16 @@ from dmltile.validate.rules import (
     document,
     dxdispatch,
     levels,
+    model_ir,
     operator,
+    provider,
     tensor,
     wrap,
 )
+from dmltile.validate.rules.provider import NodeFacts, provider_findings
 from dmltile.validate.rules.registry import Rule, Words
 
-# The onnxruntime provider's rules report node findings (provider.Finding), which still carry the
-# words their checks write.
-STILL_WRITE_THEIR_WORDS = {
-    "DML501", "DML502", "DML503", "DML504", "DML505", "DML506", "DML507", "DML508",
-}  # fmt: skip
+STILL_WRITE_THEIR_WORDS: set[str] = set()
 
 
 def _pattern(template: str) -> re.Pattern:
@@ -40,6 +40,8 @@ def _pattern(template: str) -> re.Pattern:
 
 def _messages(rule: Rule) -> list[str]:
     ex = rule.example
+    if ex.node is not None:  # a provider rule: the findings of the node's facts
+        return [f.message for f in provider_findings(NodeFacts.from_dict(ex.node)) if f.code == rule.code]
     if ex.directml is not None:
         report = dmltile.validate(ex.document, ex.feature_level or "6.4", directml=ex.directml)
     else:
@@ -95,3 +97,17 @@ def test_every_words_case_is_reachable_only_through_found_with_its_values():
         found("DML104", "Desc.InputTensor.Desc.Sizes[0]", tensor="InputTensor")
     rendered = found("DML104", "Desc.InputTensor.Desc.Sizes[0]", tensor="InputTensor", axis=0)
     assert rendered.message == "InputTensor.Sizes[0] is 0; DirectML has no empty tensors"
+
+
+@pytest.mark.parametrize("module", [provider, model_ir], ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_provider_checks_never_write_a_finding(module):
+    # Their findings come from finding(code, status, case, **values), the one place a Finding is made.
+    tree = ast.parse(inspect.getsource(module))
+    for fn in [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "finding"]:
+        tree.body.remove(fn)
+    calls = [
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    ]
+    assert "Finding" not in calls and "finding" in calls

@@ -13,8 +13,8 @@ import functools
 from collections.abc import Iterator
 
 from ...core.tables import read_table
-from .provider import OBSERVED, Finding, NodeFacts
-from .registry import Example, rule
+from .provider import OBSERVED, Finding, NodeFacts, finding
+from .registry import Example, Words, rule
 
 
 @functools.cache
@@ -25,8 +25,9 @@ def max_ir_versions() -> dict[str, int]:
     return dict(sorted(found.items(), key=lambda kv: tuple(int(p) for p in kv[0].split(".")), reverse=True))
 
 
-def _loads_text() -> str:
-    return ", ".join(f"{w} loads up to IR {ir}" for w, ir in max_ir_versions().items())
+def _limits(wheels: list[str]) -> str:
+    """Each wheel with the highest IR version it loads: "1.24.4 (IR 13), 1.20.1 (IR 10)"."""
+    return ", ".join(f"{w} (IR {max_ir_versions()[w]})" for w in wheels)
 
 
 def ir_finding(ir_version: int | None) -> Finding | None:
@@ -37,20 +38,10 @@ def ir_finding(ir_version: int | None) -> Finding | None:
     if not refusing:
         return None
     if len(refusing) == len(limits):
-        return Finding(
-            "DML508",
-            "invalid",
-            f"the model is IR version {ir_version}; onnxruntime-directml {_loads_text()}: none of them loads it "
-            f'("Unsupported model IR version"). Save it with ir_version {max(limits.values())} or lower '
-            "(onnx.helper.make_model(..., ir_version=N)) if it uses nothing newer",
+        return finding(
+            "DML508", "invalid", "none", ir=ir_version, limits=_limits(refusing), highest=max(limits.values())
         )
-    return Finding(
-        "DML508",
-        "warning",
-        f"the model is IR version {ir_version}; onnxruntime-directml "
-        + ", ".join(f"{w} loads only up to IR {limits[w]}" for w in refusing)
-        + " and refuses it",
-    )
+    return finding("DML508", "warning", "some", ir=ir_version, limits=_limits(refusing))
 
 
 @rule(
@@ -75,6 +66,18 @@ def ir_finding(ir_version: int | None) -> Finding | None:
             "ir_version": 14,
         }
     ),
+    words={
+        "none": Words(
+            "the model is IR version {ir}, above the highest IR version each measured onnxruntime-directml "
+            'loads: {limits}; none of them loads it ("Unsupported model IR version")',
+            "save it with ir_version {highest} or lower (onnx.helper.make_model(..., ir_version=N)) if it "
+            "uses nothing newer",
+        ),
+        "some": Words(
+            "the model is IR version {ir}, above the highest IR version some measured onnxruntime-directml "
+            "wheels load: {limits}, which refuse it"
+        ),
+    },
 )
 def check_ir_version(facts: NodeFacts) -> Iterator[Finding]:
     found = ir_finding(facts.ir_version)

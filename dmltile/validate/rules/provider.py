@@ -3,7 +3,10 @@
 These rules do not judge a descriptor but a node of a model, from plain facts about it
 (``NodeFacts``: its opset, element type, whether repeats is an initializer, whether its shapes are
 static, its shape and repeats, the device's feature level). ``dmltile check`` (``lower/``) reads
-those facts from the model and applies every rule here; each finding says what the provider does.
+those facts from the model and applies every rule here; each finding says what the provider does
+in its rule's words (``Rule.words``), filled with the values found, as the descriptor rules' issues
+are. Where the model tells more than the node's facts (the caller's values, dimensions it leaves
+without a name), ``dmltile check`` renders the rule's words for that case itself (``finding``).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Literal
 from ...core.enums import DataType, FeatureLevel
 from ...core.shape import tile_output_sizes
 from .citations import PROVIDER_SOURCES
-from .registry import Example, rule, rules_of
+from .registry import RULES, Example, Words, rule, rules_of
 
 PROVIDER = "onnxruntime's DirectML EP"
 MIN_LEVEL = FeatureLevel.parse("5.0")  # DMLCreateDevice1(..., DML_FEATURE_LEVEL_5_0, ...)
@@ -71,6 +74,9 @@ class NodeFacts:
     repeats_initializer: bool = True
     feature_level: FeatureLevel | None = None
     ir_version: int | None = None  # the model's (ModelProto.ir_version)
+    name: str = "NAME"  # the node's name, as ``dmltile check`` shows it and ``--repeats`` takes it
+    repeats_source: str = "fed at run time"  # where repeats come from, when not an initializer
+    repeats_default: bool = False  # an initializer of a graph input: only a default callers may replace
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
@@ -97,11 +103,23 @@ class NodeFacts:
 
 @dataclass(frozen=True)
 class Finding:
-    """One provider rule applied to a node: its code, what becomes of the node, and why."""
+    """One provider rule applied to a node: its code, what becomes of the node, why, and what to do."""
 
     code: str
     status: Status
     message: str
+    hint: str = ""
+
+    @property
+    def said(self) -> str:
+        """The finding as one clause of a node's report: message, hint, code."""
+        return self.message + (f"; {self.hint}" if self.hint else "") + f" ({self.code})"
+
+
+def finding(code: str, status: Status, case: str = "", **values: Any) -> Finding:
+    """The Finding of provider rule ``code``: the rule's words for ``case`` rendered with the values
+    found (by its check, or by ``dmltile check`` where the model tells more than the node's facts)."""
+    return Finding(code, status, *RULES[code].words[case].render(**values))
 
 
 def squeeze(shape: tuple[int, ...], repeats: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
@@ -137,12 +155,15 @@ def _example(**facts: Any) -> Example:
     "Tile stayed on the CPU, but the real provider (1.20.1 and 1.24.4) fuses it like any later one; the "
     "observation wins, so no valid opset keeps Tile off the GPU.",
     example=_example(opset=5),
+    words=Words(
+        f"ONNX Tile-1 (opsets 1-{MIN_OPSET - 1}): no onnxruntime execution provider implements it (the CPU "
+        f"EP's Tile and {PROVIDER}'s start at opset {MIN_OPSET})",
+        f"convert the model to opset {MIN_OPSET} or later",
+    ),
 )
 def check_opset(facts: NodeFacts) -> Iterator[Finding]:
     if facts.opset is not None and facts.opset < MIN_OPSET:
-        yield Finding(
-            "DML501", "invalid", "ONNX Tile-1 (opsets 1-5): no onnxruntime execution provider implements it"
-        )
+        yield finding("DML501", "invalid")
 
 
 @rule(
@@ -156,12 +177,22 @@ def check_opset(facts: NodeFacts) -> Iterator[Finding]:
     "tensors), so a string Tile runs on the CPU; the CPU EP has no bfloat16 Tile kernel and "
     "onnxruntime no complex tensors, so those run nowhere.",
     example=_example(element_type="string"),
+    words={
+        "no-ep": Words(
+            "no onnxruntime execution provider tiles {dtype}: the CPU EP has no bfloat16 Tile kernel and "
+            f"onnxruntime has no complex tensors, and {PROVIDER} registers neither"
+        ),
+        "cpu": Words(
+            f"{PROVIDER} registers Tile for numeric and bool types only; a {{dtype}} Tile runs on "
+            "CPUExecutionProvider, with copies between GPU and CPU around it"
+        ),
+    },
 )
 def check_element_type(facts: NodeFacts) -> Iterator[Finding]:
     if facts.element_type in NO_EP_TYPES:
-        yield Finding("DML502", "invalid", f"no onnxruntime execution provider tiles {facts.element_type}")
+        yield finding("DML502", "invalid", "no-ep", dtype=facts.element_type)
     elif facts.element_type in CPU_ONLY_TYPES:
-        yield Finding("DML502", "cpu-fallback", f"{PROVIDER} registers Tile for numeric and bool types only")
+        yield finding("DML502", "cpu-fallback", "cpu", dtype=facts.element_type)
 
 
 @rule(
@@ -176,16 +207,15 @@ def check_element_type(facts: NodeFacts) -> Iterator[Finding]:
     "EP asks the device and keeps such a node on the GPU only if the device says yes, so the same "
     "model runs on the GPU on one machine and on the CPU on another.",
     example=_example(element_type="float64"),
+    words=Words(
+        f"{{type}}: {PROVIDER} keeps the node on the GPU only if the device reports {{type}} in "
+        "CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); otherwise it runs on CPUExecutionProvider"
+    ),
 )
 def check_device_type(facts: NodeFacts) -> Iterator[Finding]:
     name = DEVICE_DEPENDENT.get(facts.element_type or "")
     if name:
-        yield Finding(
-            "DML503",
-            "warning",
-            f"{name}: {PROVIDER} keeps the node on the GPU only if the device reports {name} in "
-            "CheckFeatureSupport(DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); otherwise it runs on CPUExecutionProvider",
-        )
+        yield finding("DML503", "warning", type=name)
 
 
 @rule(
@@ -204,12 +234,38 @@ def check_device_type(facts: NodeFacts) -> Iterator[Finding]:
     "on the CPU before compiling. Only an initializer is known when the session is created; repeats "
     "computed or fed at run time mean compiling at the first run, and again whenever they change.",
     example=_example(repeats=None, repeats_initializer=False),
+    words={
+        case: Words(
+            what + " not constant ({source}) but a required constant CPU input",
+            "--repeats {name}=... gives the exact descriptor; an initializer would fuse it" + default,
+        )
+        for case, what, default in (
+            ("", "repeats is", ""),
+            ("tile-1", "tiles and axis are", ""),
+            (
+                "default",
+                "repeats is",
+                "; the provider's partitioner finds names with GetInitializedTensor, which may see this "
+                "default and fuse the node with it: feed other values only if you have checked that on "
+                "your version",
+            ),
+        )
+    }
+    | {
+        # ``dmltile check --repeats`` gave the values: the descriptor is exact, the node still per value
+        "given": Words(
+            "repeats come from the model at run time ({source}); this is the descriptor "
+            f"{PROVIDER} compiles for the values given. It keeps the node out of the fused graph and "
+            "compiles it at the first run, and again for any run whose repeats differ",
+            "an initializer would fuse it",
+        )
+    },
 )
 def check_constant_repeats(facts: NodeFacts) -> Iterator[Finding]:
     if not facts.repeats_initializer:
-        yield Finding(
-            "DML504", "dispatch-per-value", "repeats is not constant but a required constant CPU input"
-        )
+        tile_1 = facts.opset is not None and facts.opset < MIN_OPSET
+        case = "tile-1" if tile_1 else "default" if facts.repeats_default else ""
+        yield finding("DML504", "dispatch-per-value", case, source=facts.repeats_source, name=facts.name)
 
 
 @rule(
@@ -224,10 +280,38 @@ def check_constant_repeats(facts: NodeFacts) -> Iterator[Finding]:
     "known only when a run brings data, so the node cannot join the graph compiled at session "
     "creation and is compiled per run shape instead.",
     example=_example(input_shape=["batch", 3]),
+    words={
+        "rank": Words("the input's rank is unknown (shape inference found none)"),
+        "symbolic": Words(
+            "input dims {dims} are symbolic, known only at run time",
+            "--dim NAME=VALUE (onnxruntime: SessionOptions.add_free_dimension_override_by_name) gives the "
+            "exact descriptor and a fused node",
+        ),
+        "unnamed": Words(
+            "input dims {dims} are symbolic, known only at run time",
+            "--input NAME=SIZES gives the exact descriptor; a dimension without a name stays per value in "
+            "onnxruntime, which fixes symbolic dimensions only by name (name it to fuse the node)",
+        ),
+        # ``dmltile check --dim/--input`` gave the sizes: what onnxruntime itself knows of them
+        "given-unnamed": Words(
+            "the sizes given fill dimensions of {inputs} that the model leaves without a name: onnxruntime "
+            "can fix a symbolic dimension only by its name (SessionOptions.add_free_dimension_override_by_name), "
+            "so it learns these at run time",
+            "name the dimensions (dim_param) and fix them by name to fuse the node",
+        ),
+        "given": Words(
+            "sizes from the values given (the input's, or the shapes its repeats are folded from); fused as "
+            "shown when onnxruntime knows the same sizes (SessionOptions.add_free_dimension_override_by_name), "
+            "otherwise compiled at the first run"
+        ),
+    },
 )
 def check_static_shape(facts: NodeFacts) -> Iterator[Finding]:
-    if facts.input_shape is None or facts.static_shape is None:
-        yield Finding("DML505", "dispatch-per-value", "the input shape is not known before run time")
+    if facts.input_shape is None:
+        yield finding("DML505", "dispatch-per-value", "rank")
+    elif facts.static_shape is None:
+        dims = [d for d in facts.input_shape if not isinstance(d, int)]
+        yield finding("DML505", "dispatch-per-value", "unnamed" if "?" in dims else "symbolic", dims=dims)
 
 
 @rule(
@@ -242,10 +326,15 @@ def check_static_shape(facts: NodeFacts) -> Iterator[Finding]:
     "cannot make one, the EP fails to start, and the whole model (not just the Tile) falls back to "
     "the CPU.",
     example=_example(feature_level="4.1"),
+    words=Words(
+        f"below {MIN_LEVEL.c_name} {PROVIDER} does not start: it creates its DirectML device at "
+        f"{MIN_LEVEL.c_name} or newer (DirectML {{version}} or newer), so session creation fails and "
+        "onnxruntime's Python InferenceSession retries the whole model on CPUExecutionProvider"
+    ),
 )
 def check_device_level(facts: NodeFacts) -> Iterator[Finding]:
     if facts.feature_level is not None and facts.feature_level < MIN_LEVEL:
-        yield Finding("DML506", "cpu-fallback", below_min_level())
+        yield finding("DML506", "cpu-fallback", version=first_directml(MIN_LEVEL))
 
 
 @rule(
@@ -271,27 +360,41 @@ def check_device_level(facts: NodeFacts) -> Iterator[Finding]:
     "before it squeezes them: its source reads as if only the squeezed rank counted, but the real "
     "provider rejects every Tile of rank 9 or more, so the observation is the rule.",
     example=_example(input_shape=[2] * 9, repeats=[1] * 9),
+    words={
+        "rank": Words(
+            f"the node has {{rank:dimension}}; DirectML tensors take at most {MAX_RANK}, and {PROVIDER} "
+            "rejects it before dropping size-1 output dimensions (observed: creating the session fails "
+            "with E_INVALIDARG); onnxruntime's Python InferenceSession then retries the whole model on "
+            "CPUExecutionProvider"
+        ),
+        "squeezed": Words(
+            f"{PROVIDER} removes the size-1 output dimensions {{dropped}} (DmlOperatorTile.cpp): input "
+            "Sizes {sizes}, Repeats {repeats}"
+        ),
+        "scalar": Words(
+            f"{PROVIDER} gives the scalar one dimension (DmlOperatorTile.cpp): input Sizes {{sizes}}, "
+            "Repeats {repeats}"
+        ),
+        "bool": Words(f"{PROVIDER} describes bool elements as UINT8, as its DmlCommon.cpp maps them"),
+        # the descriptor built from the rewrite, judged at the device's level
+        "rejected": Words(
+            f"DirectML at {{level}} rejects the descriptor {PROVIDER} builds ({{errors}}), so creating the "
+            "operator fails"
+        ),
+    },
 )
 def check_squeezed(facts: NodeFacts) -> Iterator[Finding]:
     shape = facts.static_shape
     if shape is not None and len(shape) > MAX_RANK:
-        yield Finding("DML507", "cpu-fallback", too_many_dimensions(len(shape)))
+        yield finding("DML507", "cpu-fallback", "rank", rank=len(shape))
         return
     if shape is not None and facts.repeats is not None:
         sizes, reps, dropped = squeeze(shape, facts.repeats)
-        what = (
-            f"removes the size-1 output dimensions {dropped}" if shape else "gives the scalar one dimension"
-        )
         if dropped or not shape:
-            yield Finding(
-                "DML507",
-                "rewritten",
-                f"{PROVIDER} {what} (DmlOperatorTile.cpp): input Sizes {sizes}, Repeats {reps} (DML507).",
-            )
+            case = "squeezed" if shape else "scalar"
+            yield finding("DML507", "rewritten", case, dropped=dropped, sizes=sizes, repeats=reps)
     if facts.element_type == "bool":
-        yield Finding(
-            "DML507", "rewritten", f"{PROVIDER} describes bool elements as UINT8 (DmlCommon.cpp, DML507)."
-        )
+        yield finding("DML507", "rewritten", "bool")
 
 
 # The first DirectML release with each feature level (learn.microsoft.com/windows/ai/directml/
@@ -321,23 +424,8 @@ def first_directml(level: FeatureLevel | None) -> str | None:
 
 
 def below_min_level() -> str:
-    """DML506 as one sentence, for a level below the provider's minimum."""
-    return (
-        f"below {MIN_LEVEL.c_name} {PROVIDER} does not start: it creates its DirectML device at "
-        f"{MIN_LEVEL.c_name} or newer (DirectML {first_directml(MIN_LEVEL)} or newer), so session creation "
-        "fails and onnxruntime's Python InferenceSession retries the whole model on CPUExecutionProvider "
-        "(DML506)"
-    )
-
-
-def too_many_dimensions(rank: int) -> str:
-    """DML507 as one sentence, for a node of more than MAX_RANK dimensions."""
-    return (
-        f"the node has {rank} dimensions; DirectML tensors take at most {MAX_RANK}, and {PROVIDER} "
-        "rejects it before dropping size-1 output dimensions (observed: creating the session fails with "
-        "E_INVALIDARG); onnxruntime's Python InferenceSession then retries the whole model on "
-        "CPUExecutionProvider (DML507)"
-    )
+    """DML506 as one clause, for a level below the provider's minimum."""
+    return next(check_device_level(NodeFacts(feature_level=FeatureLevel.parse("1.0")))).said
 
 
 def provider_findings(facts: NodeFacts) -> list[Finding]:
