@@ -177,9 +177,7 @@ def _lower_values(tile: TileNode, shape: list, values: list, opset: int) -> None
         tile.shape = tuple(ft.shape)
 
 
-def _run_time_reason(
-    rep: TileNodeReport, name: str, version: int, values, symbolic: list | None
-) -> str | None:
+def _run_time_reason(rep: TileNodeReport, name: str, values, symbolic: list | None) -> str | None:
     """Why the node is compiled per value (DML504, DML505), with how to give the exact descriptor; None
     when its repeats and input shape are known."""
     shape = rep.input_shape
@@ -296,7 +294,7 @@ def _analyse(
             return tile.reject(str(e))
     elif values is not None and version != 1:
         rep.repeats = [int(r) for r in np.asarray(values[0]).reshape(-1)]
-    run_time = _run_time_reason(rep, name, version, values, symbolic) or _unnamed_reason(unnamed)
+    run_time = _run_time_reason(rep, name, values, symbolic) or _unnamed_reason(unnamed)
     status = settle(tile, _type_verdict(rep), run_time)
     if status == PER_VALUE:
         _per_value(rep, values, symbolic or unnamed)

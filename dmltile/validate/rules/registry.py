@@ -10,6 +10,7 @@ they read in a hint). Adding a rule is one entry in its family's module (and one
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from string import Formatter
@@ -85,9 +86,16 @@ class Words:
         """The names of the values the templates need."""
         return {f for text in (self.message, self.hint) for _, f, _, _ in Formatter().parse(text) if f}
 
+    @functools.cached_property
+    def counts(self) -> bool:
+        """Whether a field names a counted noun (rendered by the slower ``_Counted``)."""
+        specs = [spec for text in (self.message, self.hint) for _, _, spec, _ in Formatter().parse(text)]
+        return any(spec and len(spec) > 1 and spec[0].isalpha() for spec in specs)
+
     def render(self, **values: Any) -> tuple[str, str]:
         """(message, hint) with the values filled in."""
-        return _COUNTED.format(self.message, **values), _COUNTED.format(self.hint, **values)
+        fill = _COUNTED.format if self.counts else str.format
+        return fill(self.message, **values), fill(self.hint, **values)
 
 
 @dataclass(frozen=True)
