@@ -20,7 +20,7 @@ from .pruning import prune_unknown_keys
 from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
-from .rules.values import at, needed_bytes
+from .rules.values import needed_bytes
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 
 __all__ = [
@@ -92,14 +92,14 @@ def compute_fix(
 def _with_fix(issue: Issue, edits: list[Edit], own: int, final: Any = None) -> Issue:
     """The issue carrying its fix, its hint derived from the fix's edits: the rule's ``fix_hint``
     renders them (with what only the rule knows, such as a later level that needs no edit), else
-    they are said as they are, each field named with its tensor. Its byte sizes and counts are those ``final``
+    they are said as they are, each field named with its tensor. Its byte sizes are those ``final``
     (the document as the whole report leaves it) needs, and the hint says so where that differs
     from what the issue's own edits alone would set."""
     rule = RULES[issue.code]
     alone, edits = edits, _sized_for(final, edits)
     hint = rule.fix_hint(issue, edits, own) if rule.fix_hint else describe(edits[:own])
     if edits[:own] != alone[:own]:
-        hint += " (what the document needs once every fix of this report is applied)"
+        hint += " (the size the document needs once every fix of this report is applied)"
     if len(edits) > own:  # what else the one fix changes, so the hint is the whole fix
         hint += f"; then {describe(edits[own:])}"
     return issue.model_copy(
@@ -133,45 +133,35 @@ def without_unlisted_keys(doc: dict, issues: list[Issue]) -> dict:
     return doc
 
 
-# Fields whose value follows from the rest of the document: a byte size from the type, Sizes and
-# Strides; a count from the array it counts.
-_DERIVED = (".TotalTensorSizeInBytes", ".DimensionCount", ".RepeatsCount")
+def _is_byte_size(edit: Edit) -> bool:
+    return edit.op == "set" and edit.path.endswith(".TotalTensorSizeInBytes")
 
 
-def _is_derived(edit: Edit) -> bool:
-    return edit.op == "set" and edit.path.endswith(_DERIVED)
-
-
-def _all_but_derived(doc: dict, fixes: list[list[Edit]]) -> Any:
+def _all_but_byte_sizes(doc: dict, fixes: list[list[Edit]]) -> Any:
     """The document with every edit of the report applied in order (as ``apply_all`` applies them)
-    but the byte sizes and counts, which follow from the rest; None when they cannot all be applied."""
+    but the byte sizes, which follow from the rest; None when they cannot all be applied."""
     edits: list[Edit] = []
     for fix in fixes:
-        edits += [e for e in fix if e not in edits and not _is_derived(e)]
+        edits += [e for e in fix if e not in edits and not _is_byte_size(e)]
     try:
         return apply_fix(doc, edits)
     except (*_BROKEN, ArgumentError):
         return None
 
 
-def _derived_value(final: Any, edit: Edit) -> Any:
-    """What a byte-size or count edit must set for ``final``: a byte size at least what its tensor
-    needs, a count the length of the array it counts; the edit's own value otherwise."""
-    keys = split_path(edit.path)
-    if edit.path.endswith(".TotalTensorSizeInBytes"):
-        need = needed_bytes(final, str(keys[1]))
-        return need if need is not None and isinstance(edit.value, int) and need > edit.value else edit.value
-    counted = at(final, *keys[:-1], "Repeats" if keys[-1] == "RepeatsCount" else "Sizes")
-    return len(counted) if isinstance(counted, list) else edit.value
-
-
 def _sized_for(final: Any, edits: list[Edit]) -> list[Edit]:
-    """Each byte-size and count edit made to agree with ``final`` (the document as the whole report
-    leaves it): measured on one fix's own document, a size or count misses the Sizes, types and
-    Repeats the other fixes change, and whichever such edit is applied last would leave it wrong."""
+    """Each byte-size edit raised to what its tensor needs in ``final`` (the document as the whole
+    report leaves it): measured on one fix's own document, a size misses the Sizes and types the
+    other fixes change, and whichever byte-size edit is applied last would be too small."""
     if final is None:
         return edits
-    return [e.model_copy(update={"value": _derived_value(final, e)}) if _is_derived(e) else e for e in edits]
+    out = []
+    for e in edits:
+        need = needed_bytes(final, str(split_path(e.path)[1])) if _is_byte_size(e) else None
+        if need is not None and isinstance(e.value, int) and need > e.value:
+            e = e.model_copy(update={"value": need})
+        out.append(e)
+    return out
 
 
 def attach_fixes(
@@ -191,7 +181,7 @@ def attach_fixes(
             computed.append(compute_fix(doc, i, level, before, judge))
         except _BROKEN:
             computed.append(None)
-    final = _all_but_derived(doc, [found[0] for found in computed if found])
+    final = _all_but_byte_sizes(doc, [found[0] for found in computed if found])
     out = [_with_fix(i, *found, final) if found else i for i, found in zip(issues, computed, strict=True)]
     return root_causes(out)
 
