@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import jsonschema
 import pytest
@@ -173,8 +174,6 @@ def test_a_count_and_its_noun_agree(document, level, code, says, never):
 
 def test_no_rules_words_put_a_bare_count_before_a_counted_noun():
     # A count renders through ``{n:noun}``, which agrees in number; a bare ``{n} values`` reads "1 values".
-    import re
-
     bare = re.compile(r"\{\w+\} (values|dimensions|elements|bytes|copies|repeats|strides|leading 1s)\b")
     found = [
         (r.code, case, m.group(0))
