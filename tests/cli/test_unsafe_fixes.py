@@ -84,3 +84,46 @@ def test_the_api_applies_what_it_is_asked(tmp_path):
     issue = dmltile.validate(_misspelt(tmp_path, "key")).issues[0]
     fixed = dmltile.apply_fix(json.loads(_misspelt(tmp_path, "key").read_text()), issue.fix)
     assert fixed == json.loads(DOC_EXAMPLE.read_text())
+
+
+def _project(tmp_path: Path, monkeypatch, body: str) -> Path:
+    """A project whose pyproject.toml holds ``[tool.dmltile]`` with ``body``, run from a subfolder."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.dmltile]\n' + body)
+    (tmp_path / "descriptors").mkdir()
+    monkeypatch.chdir(tmp_path / "descriptors")
+    return tmp_path / "pyproject.toml"
+
+
+def test_the_settings_unsafe_fixes_applies_the_guess_and_the_command_line_wins(tmp_path, monkeypatch):
+    settings = _project(tmp_path, monkeypatch, "unsafe-fixes = true\n")
+    path = _misspelt(tmp_path / "descriptors", "key")
+    guessed = path.read_bytes()
+    refused = invoke("validate", path, "--fix", "--no-unsafe-fixes")  # the command line wins over the file
+    assert refused.exit_code == 1 and path.read_bytes() == guessed
+    assert "unsafe fix left: DML003" in refused.stdout
+    applied = invoke("validate", path, "--fix")  # the file's setting, with nothing on the command line
+    assert applied.exit_code == 0, applied.stdout
+    assert json.loads(path.read_text()) == json.loads(DOC_EXAMPLE.read_text())
+    settings.write_text('[project]\nname = "x"\n\n[tool.dmltile]\nunsafe-fixes = false\n')
+    path = _misspelt(tmp_path / "descriptors", "enum")
+    left = invoke("validate", path, "--fix")
+    assert left.exit_code == 1 and "unsafe fix left: DML005" in left.stdout
+    assert invoke("validate", path, "--fix", "--unsafe-fixes").exit_code == 0  # the command line wins again
+    assert json.loads(path.read_text()) == json.loads(DOC_EXAMPLE.read_text())
+
+
+def test_show_settings_says_where_unsafe_fixes_comes_from(tmp_path, monkeypatch):
+    settings = _project(tmp_path, monkeypatch, "unsafe-fixes = true\n")
+    lines = invoke("validate", "--show-settings").stdout.splitlines()
+    assert f"  unsafe-fixes = true  ({settings})" in lines
+    lines = invoke("validate", "--show-settings", "--no-unsafe-fixes").stdout.splitlines()
+    assert "  unsafe-fixes = false  (command line)" in lines
+    settings.write_text('[project]\nname = "x"\n\n[tool.dmltile]\nfeature-level = "3.1"\n')
+    assert "  unsafe-fixes = false  (default)" in invoke("validate", "--show-settings").stdout.splitlines()
+
+
+def test_an_unsafe_fixes_setting_that_is_no_boolean_is_a_usage_error(tmp_path, monkeypatch):
+    settings = _project(tmp_path, monkeypatch, 'unsafe-fixes = "yes"\n')
+    result = invoke("validate", DOC_EXAMPLE)
+    assert result.exit_code == 2 and "unsafe-fixes" in result.stderr and str(settings) in result.stderr
+    assert "true or false" in result.stderr
