@@ -313,7 +313,7 @@ def validate_cmd(
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
         say = (err_console if machine else console).out
-        scope = FixScope(kept_codes(select, ignore), bool(settings.get("unsafe-fixes")))
+        scope = FixScope(kept_codes(select, ignore), bool(settings.get("unsafe-fixes")), version)
         write = fix and not diff  # --diff shows the change and writes nothing, even beside --fix
         fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, scope, force)
         results = chosen(fixed, select, ignore, warnings_as_errors)

@@ -127,3 +127,48 @@ def test_an_unsafe_fixes_setting_that_is_no_boolean_is_a_usage_error(tmp_path, m
     result = invoke("validate", DOC_EXAMPLE)
     assert result.exit_code == 2 and "unsafe-fixes" in result.stderr and str(settings) in result.stderr
     assert "true or false" in result.stderr
+
+
+def _example_file(tmp_path: Path, rule) -> tuple[Path, list[str]]:
+    """The rule's own example in a file, and the options that judge it as the example says."""
+    path = tmp_path / f"{rule.code}.json"
+    path.write_text(json.dumps(rule.example.document, indent=2) + "\n")
+    options = [*(["-l", rule.example.feature_level] if rule.example.feature_level else [])]
+    options += ["--directml", rule.example.directml] if rule.example.directml else []
+    return path, options
+
+
+def _codes(path: Path, options: list[str]) -> set[str]:
+    document = json.loads(invoke("validate", path, "--json", *options).stdout)
+    return {i["code"] for f in document.get("files", []) for r in f["reports"] for i in r["issues"]}
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in RULES.values() if r.example.node is None and r.example.command == "validate"], ids=str
+)
+def test_rules_json_says_what_fix_does_with_the_rules_own_example(tmp_path, rule):
+    """``rules --json`` gives each rule's fix applicability from the registry; ``--fix`` on the rule's
+    own example does what it says: a safe fix is applied, an unsafe one only with --unsafe-fixes, and
+    where there is none, the file and the verdict stay as they were."""
+    (given,) = [r for r in json.loads(invoke("rules", "--json").stdout)["rules"] if r["code"] == rule.code]
+    path, options = _example_file(tmp_path, rule)
+    old, before = path.read_bytes(), invoke("validate", path, "--json", *options).stdout
+    fixed = invoke("validate", path, "--fix", *options)
+    if given["fix_applicability"] == "safe":
+        assert path.read_bytes() != old and rule.code not in _codes(path, options), fixed.stdout
+    elif given["fix_applicability"] == "unsafe":
+        assert path.read_bytes() == old and f"unsafe fix left: {rule.code}" in fixed.stdout
+        invoke("validate", path, "--fix", "--unsafe-fixes", *options)
+        assert path.read_bytes() != old and rule.code not in _codes(path, options)
+    else:
+        assert given["fix_applicability"] == "none"
+        invoke("validate", path, "--fix", "--unsafe-fixes", *options)
+        assert path.read_bytes() == old
+        assert invoke("validate", path, "--json", *options).stdout == before
+
+
+def test_only_the_provider_rules_have_no_example_to_fix_and_no_fix():
+    # the rules the test above cannot run on a file: facts of an ONNX node, or a model explain reads
+    others = [r for r in RULES.values() if r.example.node is not None or r.example.command != "validate"]
+    assert {r.phase for r in others if r.code != "DML401"} == {"provider"}
+    assert {r.applicability for r in others} == {"none"}
