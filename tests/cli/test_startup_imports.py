@@ -59,6 +59,39 @@ def test_validate_imports_neither_numpy_onnx_nor_the_layers_above_validation(ext
         assert "rich" not in tops(modules)
 
 
+# What only other paths of validate need: writing fixes back into the text (--fix, --diff), lines
+# and columns (--json, SARIF), the models' JSON Schema, DxDispatch's pydantic models, building a
+# descriptor from sizes; and the modules of the other commands.
+NOT_FOR_A_REPORT = (
+    "dmltile.validate.splice",
+    "dmltile.validate.locate",
+    "dmltile.validate.schema",
+    "dmltile.validate.dxdispatch_models",
+    "dmltile.validate.build",
+    "dmltile.cli.report_schemas",
+    *(
+        f"dmltile.cli.{m}"
+        for m in ("authoring", "check", "explain", "info", "run", "serve", "directml", "dxdispatch")
+    ),
+)
+
+
+@pytest.mark.parametrize("target", [DOC_EXAMPLE, DOC_EXAMPLE.parent])
+def test_validate_text_report_imports_only_what_judging_and_printing_need(target):
+    modules = loaded("validate", str(target))
+    assert "dmltile.cli.validate" in modules and "dmltile.validate.api" in modules
+    assert not modules & set(NOT_FOR_A_REPORT), sorted(modules & set(NOT_FOR_A_REPORT))
+
+
+def test_the_paths_that_need_those_modules_load_them(tmp_path):
+    # the guard above would pass for a name no run ever loads: each is loaded where it is needed
+    assert "dmltile.validate.locate" in loaded("validate", str(DOC_EXAMPLE), "--json")
+    broken = tmp_path / "x.json"
+    broken.write_text(DOC_EXAMPLE.read_text().replace('"Repeats"', '"Repeat"'))
+    assert "dmltile.validate.splice" in loaded("validate", str(broken), "--diff", "--unsafe-fixes")
+    assert "dmltile.cli.info" in loaded("rules", "--json")
+
+
 def test_other_commands_still_load_what_they_need():
     modules = loaded("run", str(DOC_EXAMPLE), "--seed", "0")
     assert "numpy" in modules and "dmltile.execute.compile" in modules
