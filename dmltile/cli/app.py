@@ -75,7 +75,15 @@ def emit_json(document: dict, status: int) -> None:
     """Print the one JSON document of a ``--json`` run on stdout, carrying ``exit_status``: the
     status the process exits with, so a reader of the document alone knows the verdict."""
     document["exit_status"] = status
-    print(json.dumps(document, indent=2))
+    # Written as encoded, piece by piece: a model's report can be far larger than the model, and
+    # one string of all of it would hold the whole output in memory a second time.
+    pieces: list[str] = []
+    for piece in json.JSONEncoder(indent=2).iterencode(document):
+        pieces.append(piece)
+        if len(pieces) == 8192:
+            sys.stdout.write("".join(pieces))
+            pieces.clear()
+    sys.stdout.write("".join(pieces) + "\n")
     state.printed = True
 
 

@@ -14,7 +14,8 @@ What the level accepts is asked of ``feature_levels`` and ``validation``, never 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 
 from ..core.enums import DataType, FeatureLevel
 from ..core.operator import OperatorDesc
@@ -135,7 +136,15 @@ def _fit_dimensions(
 def map_to_directml(
     shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str, level: FeatureLevel
 ) -> Mapping:
-    """The DirectML descriptor for a non-empty Tile of ``shape`` by ``repeats`` at ``level``, or why not."""
+    """The DirectML descriptor for a non-empty Tile of ``shape`` by ``repeats`` at ``level``, or why not.
+    Each (shape, repeats, type, level) is judged once: a model's nodes alike, and the levels
+    ``lowest_dispatch_level`` tries, share it (the caller gets steps of its own)."""
+    m = _mapped(tuple(shape), tuple(repeats), dtype, level)
+    return replace(m, steps=list(m.steps))
+
+
+@functools.lru_cache(maxsize=4096)
+def _mapped(shape: tuple[int, ...], repeats: tuple[int, ...], dtype: str, level: FeatureLevel) -> Mapping:
     m = Mapping(level)
     if tile_support(level) is None:
         m.reason = f"{level.c_name} has no Tile operator"

@@ -21,7 +21,6 @@ descriptors: ``dims`` (symbolic dimension sizes), ``inputs`` (whole input shapes
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 from dataclasses import dataclass
@@ -34,7 +33,8 @@ from ..errors import FrameworkError, InputError
 from ..validate.levels import DEFAULT_FEATURE_LEVEL, known_levels, parse_feature_level
 from ..validate.rules.model_ir import ir_finding
 from .folding import fold
-from .from_onnx import check_type, tile_version
+from .framework import dtype_name
+from .from_onnx import check_type, onnx_tile, tile_version
 from .lowering import LoweringPlan, lower
 from .mapping import lowest_dispatch_level, map_to_directml
 from .node_report import (
@@ -180,11 +180,11 @@ def _lower_values(tile: TileNode, shape: list, values: list, opset: int) -> None
     rep = tile.report
     repeats, tiles, axis = (None, values[0], values[1]) if len(values) == 2 else (values[0], None, None)
     known = [d if isinstance(d, int) else 1 for d in shape]
-    plan = lower("onnx", known, repeats, tile.dtype or "float32", opset, MIN_LEVEL, tiles, axis)
-    ft = plan.framework_tile
-    rep.repeats, rep.steps = [int(r) for r in plan.repeats], list(ft.steps)
+    # ONNX's rules alone: the DirectML mapping is judged per level, later, by the provider's plan.
+    ft = onnx_tile(known, repeats, dtype_name(tile.dtype or "float32"), opset, tiles, axis)
+    rep.repeats, rep.steps = [int(r) for r in ft.repeats], list(ft.steps)
     symbolic = known != shape
-    rep.output_shape = symbolic_output(shape, rep.repeats) if symbolic else list(plan.output_shape)
+    rep.output_shape = symbolic_output(shape, rep.repeats) if symbolic else list(ft.output_shape)
     tile.reps = tuple(ft.effective_repeats)
     if not symbolic:
         tile.shape = tuple(ft.shape)
@@ -391,7 +391,7 @@ def _directml_itself(node: TileNode, level: FeatureLevel) -> str:
 
 def _at_level(node: TileNode, level: FeatureLevel) -> TileNodeReport:
     """The node's report at one level: the level-independent verdict, plus what the level changes."""
-    rep = copy.deepcopy(node.report)
+    rep = node.report.copy()
     rep.feature_level = level
     if rep.status in SETTLED:
         return rep

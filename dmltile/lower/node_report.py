@@ -18,7 +18,8 @@ framework rejects the node (``invalid``), a reason the element type keeps it off
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from ..core.enums import FeatureLevel
 from ..core.operator import OperatorDesc
@@ -65,6 +66,14 @@ class TileNodeReport:
     warnings: list[str] = field(default_factory=list)
     supplied: list[str] = field(default_factory=list)  # values given by the caller, not the model
     framework: str = "onnx"
+
+    def copy(self) -> TileNodeReport:
+        """A copy whose lists are its own (a level's verdict appends to them); what they hold (ints,
+        names, sentences) and the descriptor are never changed in place, so they are shared."""
+        lists: dict[str, Any] = {
+            f.name: list(v) for f in fields(self) if isinstance(v := getattr(self, f.name), list)
+        }
+        return replace(self, **lists)
 
     def fall_back(self, level_reason: str | None) -> TileNodeReport:
         """What a feature level that cannot take the node makes of it: the CPU runs it, nothing is compiled
