@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 LINTED := dmltile tests bench docs examples
 
-.PHONY: test test-machines lint demo bench bench-sweep browser clean directml directml-live
+.PHONY: test test-machines fuzz lint demo bench bench-sweep browser clean directml directml-live
 
 $(STAMP): pyproject.toml hatch_build.py dmltile/execute/fast/c/kernel.c
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ MACHINE_TESTS := tests/execute/test_fast.py tests/execute/test_execution.py test
 test-machines: $(STAMP)
 	DMLTILE_MACHINE=cores=1,llc=2097152 $(BIN)/python -m pytest -q $(MACHINE_TESTS)
 	DMLTILE_KERNEL=0 $(BIN)/python -m pytest -q $(MACHINE_TESTS)
+
+# The CLI fuzz at full size: thousands of random and mutated documents through every command, where
+# `make test` draws a few hundred.
+fuzz: $(STAMP)
+	DMLTILE_FUZZ_EXAMPLES=1000 $(BIN)/python -m pytest -q tests/cli/test_cli_fuzz.py
 
 # The gate CI runs before the tests: lint, formatting and types, each at zero findings.
 lint: $(STAMP)

@@ -91,11 +91,6 @@ def _when(r: TileNodeReport) -> str:
 
 
 def _print_node(r: TileNodeReport, steps: bool = False) -> None:
-    console.print(
-        f"  [{COLOURS[r.status]}]{r.status:<18}[/] {_header(r)}{_when(r)}",
-        highlight=False,
-        soft_wrap=True,
-    )
     lines = []
     if r.descriptor is not None:
         d = r.descriptor
@@ -111,8 +106,11 @@ def _print_node(r: TileNodeReport, steps: bool = False) -> None:
     lines += [f"warning: {w}" for w in r.warnings]
     if steps:
         lines += [f"step: {s}" for s in r.steps]
-    for line in lines:
-        console.print(f"      {line}", highlight=False, markup=False, soft_wrap=True)
+    # One print per node (a model may have thousands): the detail lines escaped, not parsed as markup.
+    head = f"  [{COLOURS[r.status]}]{r.status:<18}[/] {_header(r)}{_when(r)}"
+    console.print(
+        "\n".join([head] + [f"      {escape(line)}" for line in lines]), highlight=False, soft_wrap=True
+    )
 
 
 def _groups(levels, results: dict[str, list[TileNodeReport]]) -> list[tuple[str, int]]:

@@ -1,10 +1,12 @@
 """No input makes a command crash: random JSON documents and random mutations of the doc example
 go through validate, explain, fmt and run in-process (a crash re-raises there), and end in 0, 1 or 2.
-Each command sees 2,000 documents per run (1,000 mutated doc examples, 1,000 random JSON values)."""
+Each command sees FUZZ_EXAMPLES mutated doc examples and as many random JSON values per run: a
+few hundred in `make test`, thousands in `make fuzz` (DMLTILE_FUZZ_EXAMPLES)."""
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,11 @@ from hypothesis import strategies as st
 
 from tests.cli_support import DOC_EXAMPLE, EXAMPLES, invoke
 from tests.examples_support import example_level
+
+FUZZ_EXAMPLES = int(os.environ.get("DMLTILE_FUZZ_EXAMPLES", "150"))
+FUZZ = settings(
+    max_examples=FUZZ_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 JSON = st.recursive(
     st.none()
@@ -101,13 +108,13 @@ def _check_all_commands(tmp_path, doc) -> None:
             json.loads(result.stdout)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@FUZZ
 @given(mutated_doc_example())
 def test_mutated_doc_example_never_crashes(tmp_path, doc):
     _check_all_commands(tmp_path, doc)
 
 
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@FUZZ
 @given(JSON)
 def test_random_json_never_crashes(tmp_path, doc):
     _check_all_commands(tmp_path, doc)

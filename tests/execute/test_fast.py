@@ -83,12 +83,13 @@ def test_every_recipe_kind_matches_the_reference_and_leaves_padding_alone(desc, 
 
 
 @st.composite
-def tiles(draw):
-    """(input sizes, repeats) with outputs up to a few hundred KiB: large enough to cut into chunks."""
+def tiles(draw, sizes_from=(1, 2, 3, 7, 16, 33), repeats_from=(1, 1, 2, 3, 5, 64), most=1 << 16):
+    """(input sizes, repeats) of up to ``most`` output elements, the largest repeat (then size) set to 1
+    until it fits: by default outputs up to a few hundred KiB, large enough to cut into chunks."""
     rank = draw(st.integers(1, 5))
-    sizes = [draw(st.sampled_from([1, 2, 3, 7, 16, 33])) for _ in range(rank)]
-    repeats = [draw(st.sampled_from([1, 1, 2, 3, 5, 64])) for _ in range(rank)]
-    while np.prod(sizes) * np.prod(repeats) > 1 << 16:
+    sizes = [draw(st.sampled_from(sizes_from)) for _ in range(rank)]
+    repeats = [draw(st.sampled_from(repeats_from)) for _ in range(rank)]
+    while np.prod(sizes) * np.prod(repeats) > most:
         if max(repeats) > 1:
             repeats[repeats.index(max(repeats))] = 1
         else:
@@ -111,19 +112,10 @@ def test_every_recipe_kind_on_packed_arrays_equals_numpy_tile(case, dtype):
             assert np.array_equal(out.view(np.uint8), np.tile(x, repeats).view(np.uint8)), name
 
 
-@st.composite
-def large_tiles(draw):
+def large_tiles():
     """(input sizes, repeats) with outputs of up to 1 Mi elements: enough bytes that a two-thread
     recipe cuts its phases into many chunks, ranges that cross the indices of the axes outside."""
-    rank = draw(st.integers(1, 5))
-    sizes = [draw(st.sampled_from([1, 2, 3, 5, 17, 130])) for _ in range(rank)]
-    repeats = [draw(st.sampled_from([1, 2, 3, 7, 40])) for _ in range(rank)]
-    while np.prod(sizes) * np.prod(repeats) > 1 << 20:
-        if max(repeats) > 1:
-            repeats[repeats.index(max(repeats))] = 1
-        else:
-            sizes[sizes.index(max(sizes))] = 1
-    return sizes, repeats
+    return tiles((1, 2, 3, 5, 17, 130), (1, 2, 3, 7, 40), 1 << 20)
 
 
 @needs_kernel
