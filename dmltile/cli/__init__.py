@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 import types
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,13 @@ def main() -> None:
         return
     from .app import main as run
 
-    run()
+    try:
+        run()
+    finally:
+        # What the run built (typer's and pydantic's machinery, the rules, the models) lives until
+        # the process ends: frozen, it is skipped by the garbage collections the interpreter makes on
+        # its way out, which would otherwise walk every one of those objects again to find nothing.
+        gc.freeze()
 
 
 def __getattr__(name: str) -> Any:

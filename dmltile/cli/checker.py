@@ -26,6 +26,7 @@ from .files import check_target, encode_text, read_text_form, write_atomic
 
 if TYPE_CHECKING:
     from ..validate.locate import Position
+    from ..validate.versions import DirectmlVersion
 
 FORMATS = ("text", "json", "sarif", "github")
 Results = dict[str, list[ValidationReport]]
@@ -177,10 +178,12 @@ def ci_report(output_format: str, results: Results) -> str:
 @dataclass(frozen=True)
 class FixScope:
     """The fixes ``--fix`` applies: those of the rules in ``codes`` (and of the errors that stop a
-    document being read), the unsafe ones (a guess at what was meant) only with ``unsafe``."""
+    document being read), the unsafe ones (a guess at what was meant) only with ``unsafe``, found as
+    the report found its issues: as DirectML ``version`` judges (None: as the feature level does)."""
 
     codes: frozenset[str]
     unsafe: bool = False
+    version: DirectmlVersion | None = None
 
 
 def _fixed(
@@ -195,7 +198,7 @@ def _fixed(
     hidden: list[str] = []
     for _ in range(rounds):
         # a DxDispatch dispatchable's reading warnings (DML402) hold for its first form only
-        report = judge(Document(document, warnings=warnings or []), [level])[1][0]
+        report = judge(Document(document, warnings=warnings or []), [level], scope.version)[1][0]
         warnings = None
         fixable = [i for i in report.issues if i.fix and (i.code in scope.codes or unfiltered(i))]
         fixable, left = _applicable(fixable, scope.unsafe)

@@ -105,6 +105,7 @@ def rule_document(r: Rule) -> dict:
         "source": r.source,
         "why": r.why,
         "example": r.example.to_dict(),
+        "fix_applicability": r.applicability,
     }
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ..core.enums import FeatureLevel
 from ..core.tensor import UINT32_MAX
 from ..validate.levels import parse_feature_level
-from ..validate.source import READ_LIMITS
+from ..validate.source import READ_LIMITS, read_at_most
 from .app import fail
 
 
@@ -66,7 +66,7 @@ def stdin_or(path: Path) -> Path | bytes:
     such as /dev/zero is refused once it passes that, exit 2), else the path."""
     if str(path) == "-":
         limit = READ_LIMITS["descriptor"]
-        data = sys.stdin.buffer.read(limit + 1)
+        data = read_at_most(sys.stdin.buffer, limit + 1, 1 << 16)
         if len(data) > limit:
             raise fail(
                 f"standard input is over {limit} bytes; dmltile reads descriptor files of at most {limit} bytes"

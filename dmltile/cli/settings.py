@@ -27,9 +27,11 @@ KEYS = {
     "select": 'a list of rule codes or prefixes, such as ["DML1", "DML205"]',
     "ignore": "a list of rule codes or prefixes",
     "warnings-as-errors": "true or false",
+    "unsafe-fixes": "true or false",
     "exclude": 'a list of glob patterns, such as ["build", "tests/bad_*.json"]',
 }
 _LISTS = ("select", "ignore", "exclude")
+_FLAGS = ("warnings-as-errors", "unsafe-fixes")
 
 
 class SettingsError(ValueError):
@@ -87,7 +89,7 @@ def find_file(start: Path) -> tuple[Path, dict] | None:
 def _value(path: Path, key: str, value: Any) -> Any:
     """The table's value in the form the command line gives it (lists as comma-separated text)."""
     wrong = SettingsError(f"{path}: [tool.dmltile] {key} = {value!r}: write {KEYS[key]}")
-    if key == "warnings-as-errors":
+    if key in _FLAGS:
         if not isinstance(value, bool):
             raise wrong
         return value

@@ -257,9 +257,9 @@ def validate_cmd(
         help="Apply every safe fix of the rules chosen, warnings' included, and write each file (atomically); "
         "say what changed.",
     ),
-    unsafe_fixes: bool = typer.Option(
-        False,
-        "--unsafe-fixes",
+    unsafe_fixes: bool | None = typer.Option(
+        None,
+        "--unsafe-fixes/--no-unsafe-fixes",
         help="With --fix or --diff, also apply the fixes that guess what was meant (a misspelt key or enum "
         "value taken for the one it resembles); each left unapplied is named.",
     ),
@@ -298,7 +298,7 @@ def validate_cmd(
 
     Example: dmltile validate examples/doc_example.json --feature-level 1.0
     """
-    settings = _settings(feature_level, directml, select, ignore, warnings_as_errors)
+    settings = _settings(feature_level, directml, select, ignore, warnings_as_errors, unsafe_fixes)
     if show_settings:
         _show_settings(settings, as_json or output_format != "text")
     if not files:
@@ -313,7 +313,7 @@ def validate_cmd(
     results = chosen(results, select, ignore, warnings_as_errors)
     if fix or diff:
         say = (err_console if machine else console).out
-        scope = FixScope(kept_codes(select, ignore), unsafe_fixes)
+        scope = FixScope(kept_codes(select, ignore), bool(settings.get("unsafe-fixes")), version)
         write = fix and not diff  # --diff shows the change and writes nothing, even beside --fix
         fixed = _fix_or_diff(results, [path for path, _ in paths], levels, version, write, say, scope, force)
         results = chosen(fixed, select, ignore, warnings_as_errors)
@@ -374,6 +374,7 @@ def _settings(
     select: str | None,
     ignore: str | None,
     warnings_as_errors: bool | None,
+    unsafe_fixes: bool | None,
 ) -> Settings:
     """The settings in force: the command line's options over ``[tool.dmltile]`` over the defaults;
     exit 2 for a settings file or a rule code that cannot be used."""
@@ -386,6 +387,7 @@ def _settings(
     settings.given("select", select, None)
     settings.given("ignore", ignore, None)
     settings.given("warnings-as-errors", warnings_as_errors, False)
+    settings.given("unsafe-fixes", unsafe_fixes, False)
     settings.given("exclude", None, [])
     for key in ("select", "ignore"):
         try:

@@ -97,6 +97,22 @@ def too_large(shown: Any, size: int, kind: str, limit: int | None = None) -> Inp
     return InputError(f"{shown} is {size} bytes; dmltile reads {kind} files of at most {limit} bytes")
 
 
+def read_at_most(f: IO[bytes], most: int, first: int) -> bytes:
+    """The bytes of ``f`` to its end, or its first ``most`` bytes. A read allocates the whole count it
+    asks for before any byte arrives, so the first asks for ``first`` (what the file is expected to
+    hold) and each further one for as much as has come: memory follows the data, not the limit."""
+    parts: list[bytes] = []
+    total, ask = 0, max(first, 1)
+    while total < most:
+        part = f.read(min(ask, most - total))
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+        ask = max(ask, total)
+    return b"".join(parts)
+
+
 def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
     """The bytes of a regular file of at most ``limit`` bytes (default: READ_LIMITS[kind]).
 
@@ -109,7 +125,7 @@ def read_regular(path: Any, kind: str, limit: int | None = None) -> bytes:
         if size > limit:
             raise too_large(shown, size, kind, limit)
         try:
-            data = f.read(limit + 1)
+            data = read_at_most(f, limit + 1, size + 1)
         except OSError as e:
             raise InputError(f"{shown}: cannot read ({e.strerror or e})") from None
     if len(data) > limit:

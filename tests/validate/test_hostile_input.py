@@ -3,9 +3,11 @@ deep nesting, huge arrays, many issues, and objects that are not documents at al
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
+import tracemalloc
 
 import pytest
 
@@ -76,6 +78,27 @@ def test_read_regular_never_reads_past_its_limit(tmp_path):
     assert source.read_regular(path, "descriptor", limit=100) == b"x" * 100
     with pytest.raises(InputError, match="descriptor files of at most 99 bytes"):
         source.read_regular(path, "descriptor", limit=99)
+
+
+def test_memory_follows_the_file_not_the_limit(tmp_path):
+    """A read's buffer is sized by the count asked for: asking for the limit (2 GiB for a model) would
+    allocate it, whatever the file holds."""
+    path = tmp_path / "m.onnx"
+    path.write_bytes(b"x" * 1000)
+    tracemalloc.start()
+    try:
+        assert source.read_regular(path, "ONNX model", limit=1 << 30) == b"x" * 1000
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
+
+
+def test_a_stream_is_read_to_its_end_or_just_past_the_limit():
+    data = bytes(range(256)) * 1000
+    assert source.read_at_most(io.BytesIO(data), len(data) + 1, 10) == data  # in growing steps
+    assert source.read_at_most(io.BytesIO(data), 5001, 10) == data[:5001]
+    assert source.read_at_most(io.BytesIO(b""), 100, 0) == b""
 
 
 @pytest.mark.parametrize(

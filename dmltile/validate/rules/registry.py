@@ -121,6 +121,13 @@ class Rule:
     # what it says when broken: one Words per case the check tells apart ("" for a rule with one)
     words: dict[str, Words] = dataclasses.field(default_factory=dict)
 
+    @property
+    def applicability(self) -> Literal["safe", "unsafe", "none"]:
+        """What ``--fix`` does with this rule's issues, as ruff says it: ``safe`` (applies the fix),
+        ``unsafe`` (applies it only with ``--unsafe-fixes``: it guesses) or ``none`` (no edit fixes
+        them)."""
+        return self.fix_applicability if self.fix is not None else "none"
+
 
 RULES: dict[str, Rule] = {}
 
