@@ -13,20 +13,9 @@ import dmltile
 from dmltile.validate.paths import join_path, split_path
 from dmltile.validate.rules.edits import wrapped
 from tests.cli_support import DOC_EXAMPLE, invoke
+from tests.validate.test_hints_keep_data import leaves
 
 DOC = json.loads(DOC_EXAMPLE.read_text())
-
-
-def leaves(value, path=()):
-    """(keys, value) of every scalar and empty container of a JSON value."""
-    if isinstance(value, dict) and value:
-        for k, v in value.items():
-            yield from leaves(v, (*path, k))
-    elif isinstance(value, list) and value:
-        for n, v in enumerate(value):
-            yield from leaves(v, (*path, n))
-    else:
-        yield path, value
 
 
 def objects(value, path=()):

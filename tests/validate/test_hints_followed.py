@@ -232,3 +232,23 @@ def test_a_64_bit_document_followed_once_is_valid_keeps_its_bytes_and_sizes_its_
         narrow = dmltile.DataType.parse(tile["InputTensor"]["Desc"]["DataType"]).numpy_dtype
         got = dmltile.execute(fixed, x.view(narrow).reshape(tile["InputTensor"]["Desc"]["Sizes"]), level)
         assert got.tobytes() == np.tile(x, reps).tobytes(), (doc, fixed)
+
+
+@pytest.mark.parametrize("repeats", [[1, 3], None])
+def test_a_new_rank_takes_its_count_so_one_round_of_fixes_is_valid(repeats):
+    # DML102 counts the Sizes as written (3); DML204 then gives the output the input's rank, and its
+    # own count with it. Without Repeats, the output's leading 1 holds no copies: [1, 4, 9] from [4, 3]
+    # is Repeats [1, 3], never a tile that drops the sizes the user wrote.
+    doc = {
+        "InputTensor": {"DataType": "FLOAT32", "Sizes": [4, 3], "DimensionCount": 2},
+        "OutputTensor": {"DataType": "FLOAT32", "Sizes": [1, 4, 9], "DimensionCount": 2},
+    }
+    if repeats is not None:
+        doc["Repeats"] = repeats
+    fixed, _, report = follow(doc, "5.0")
+    assert {"DML102", "DML204"} <= set(report.codes)
+    assert dmltile.validate(fixed, "5.0").valid, (report.issues, fixed)
+    tile = wrapped(fixed)["Desc"]
+    assert tile["OutputTensor"]["Desc"]["Sizes"] == [4, 9] and tile["Repeats"] == [1, 3]
+    for issue in report.issues:  # each fix alone still settles its own issue
+        assert issue.code not in dmltile.validate(apply_all(doc, [issue]), "5.0").codes, issue

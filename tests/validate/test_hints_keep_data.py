@@ -302,8 +302,9 @@ EXAMPLES_RUN = 200
 
 
 def leaves(value, path=()):
-    """Every scalar of a JSON value with its path."""
-    if isinstance(value, dict):
+    """(keys, value) of every scalar and empty container of a JSON value: an object emptied by a fix is
+    a value it changed."""
+    if isinstance(value, dict) and value:
         for k, v in value.items():
             yield from leaves(v, (*path, k))
     elif isinstance(value, list) and value:

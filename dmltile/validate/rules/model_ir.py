@@ -75,7 +75,7 @@ def ir_finding(ir_version: int | None) -> Finding | None:
         ),
         "some": Words(
             "the model is IR version {ir}, above the highest IR version some measured onnxruntime-directml "
-            "wheels load: {limits}, which refuse it"
+            "wheels load: {limits}; each refuses it"
         ),
     },
 )

@@ -15,6 +15,7 @@ from .edits import describe, split_path
 from .registry import Example, Words, found, register, rule
 from .values import (
     at,
+    buffer,
     derived_repeats,
     derived_sizes,
     dtype_of,
@@ -146,7 +147,12 @@ def _fix_output_rank(doc: Any, found: Issue, level: FeatureLevel) -> list[Edit] 
     ins, reps = sizes_of(doc, "InputTensor"), repeats_of(doc)
     if not ins or not reps or len(ins) != len(reps):
         return None
-    return [Edit(op="set", path=found.path, value=derived_sizes(doc, "OutputTensor"))]
+    sizes = derived_sizes(doc, "OutputTensor")
+    edits = [Edit(op="set", path=found.path, value=sizes)]
+    if sizes is not None and "DimensionCount" in buffer(doc, "OutputTensor"):
+        # A new rank takes its count with it, so the edit alone leaves the tensor whole.
+        edits.append(Edit(op="set", path="Desc.OutputTensor.Desc.DimensionCount", value=len(sizes)))
+    return edits
 
 
 @rule(

@@ -118,6 +118,8 @@ def derived_sizes(doc: Any, tensor: str) -> list[int] | None:
 def derived_repeats(doc: Any) -> list[int] | None:
     """The Repeats that map the input's Sizes onto the output's (1 where they do not divide)."""
     ins, outs = sizes_of(doc, "InputTensor"), sizes_of(doc, "OutputTensor")
+    if ins and outs and len(outs) > len(ins) and all(o == 1 for o in outs[: len(outs) - len(ins)]):
+        outs = outs[len(outs) - len(ins) :]  # leading 1s hold no copies: the sizes line up from the right
     if ins and outs and len(ins) == len(outs):
         return [o // i if i and o % i == 0 and o // i > 0 else 1 for i, o in zip(ins, outs, strict=True)]
     shape = ins or outs
