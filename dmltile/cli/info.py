@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..execute.doctor import doctor_report
 from ..validate.levels import TENSORS, known_levels, tile_rows
-from ..validate.rules import RULES, Example, Rule, all_rules
+from ..validate.rules import FIX_APPLICABILITY, RULES, Example, Rule, all_rules
 from ..validate.versions import known_versions, measured_by
 from .app import EXIT_OK, app, console, emit_json, fail, print_table
 
@@ -147,6 +147,8 @@ def _print_rule(r: Rule) -> None:
     # wrapped between words only: an address cut in two cannot be copied
     source = textwrap.fill(r.source, console.width, break_long_words=False, break_on_hyphens=False)
     console.print(f"\n[bold]Source[/]\n{escape(source)}", highlight=False, soft_wrap=True)
+    meaning = FIX_APPLICABILITY[r.applicability]
+    console.print(f"\n[bold]Fix[/]\n{r.applicability}: {escape(meaning)}", highlight=False, soft_wrap=False)
     ex = r.example
     if ex.node is not None:
         level = f" at feature level {ex.feature_level}" if ex.feature_level else ""

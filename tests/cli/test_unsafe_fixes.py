@@ -172,3 +172,14 @@ def test_only_the_provider_rules_have_no_example_to_fix_and_no_fix():
     others = [r for r in RULES.values() if r.example.node is not None or r.example.command != "validate"]
     assert {r.phase for r in others if r.code != "DML401"} == {"provider"}
     assert {r.applicability for r in others} == {"none"}
+
+
+def test_each_rules_page_says_what_fix_does_with_it_as_its_json_does():
+    listed = {
+        r["code"]: r["fix_applicability"] for r in json.loads(invoke("rules", "--json").stdout)["rules"]
+    }
+    assert set(listed.values()) == {"safe", "unsafe", "none"}
+    for code, applicability in listed.items():
+        page = " ".join(invoke("rules", code).stdout.split())
+        assert f"Fix {applicability}: " in page, code
+        assert ("--unsafe-fixes" in page) == (applicability == "unsafe"), code

@@ -23,6 +23,7 @@ from ..report import Issue
 from . import compile_time, document, dxdispatch, levels, model_ir, operator, provider, tensor, wrap
 from .levels import lowest_level
 from .registry import (
+    FIX_APPLICABILITY,
     RULES,
     Example,
     Phase,
@@ -57,6 +58,7 @@ def provider_rules() -> list[Rule]:
 
 
 __all__ = [
+    "FIX_APPLICABILITY",
     "RULES",
     "compile_time",
     "DescriptorCheck",

@@ -129,6 +129,13 @@ class Rule:
         return self.fix_applicability if self.fix is not None else "none"
 
 
+# What --fix does with a rule's issues, per applicability: said by `dmltile rules CODE`.
+FIX_APPLICABILITY = {
+    "safe": "`dmltile validate --fix` applies it: it keeps what the document means",
+    "unsafe": "it guesses what was meant, so `--fix` applies it only with `--unsafe-fixes`",
+    "none": "no edit of the document fixes it; `--fix` leaves it to you",
+}
+
 RULES: dict[str, Rule] = {}
 
 
