@@ -20,7 +20,7 @@ from .pruning import prune_unknown_keys
 from .report import Edit, Issue
 from .rules import RULES, root_causes
 from .rules.edits import TENSORS, apply_fix, describe, split_path, wrapped
-from .rules.values import needed_bytes
+from .rules.values import buffer, needed_bytes
 from .suggest import BUFFER_KEYS, OPERATOR_KEYS, TENSOR_KEYS, TILE_KEYS
 
 __all__ = [
@@ -183,7 +183,43 @@ def attach_fixes(
             computed.append(None)
     final = _all_but_byte_sizes(doc, [found[0] for found in computed if found])
     out = [_with_fix(i, *found, final) if found else i for i, found in zip(issues, computed, strict=True)]
-    return root_causes(out)
+    return _sized_together(doc, root_causes(out))
+
+
+def _sized_together(doc: dict, issues: list[Issue]) -> list[Issue]:
+    """The issues, the last fix that changes a tensor also giving it the byte size the whole report
+    leaves it needing, where no fix sets one: two fixes can each fit the written size alone and
+    not together (a type made wider by one, Sizes made larger by another)."""
+    final = _all_but_byte_sizes(doc, [list(i.fix) for i in issues if i.fix])
+    if final is None:
+        return issues
+    sized = {str(split_path(e.path)[1]) for i in issues for e in i.fix if _is_byte_size(e)}
+    for tensor in TENSORS:
+        written = buffer(final, tensor).get("TotalTensorSizeInBytes")
+        need, before = needed_bytes(final, tensor), needed_bytes(doc, tensor)
+        if tensor in sized or not isinstance(written, int) or need is None or need <= written:
+            continue
+        if before is None or before > written:
+            continue  # too small as written: DML105's issue, with its own fix
+        last = max((n for n, i in enumerate(issues) if any(_touches(e, tensor) for e in i.fix)), default=None)
+        if last is None:
+            continue
+        edit = Edit(op="set", path=f"Desc.{tensor}.Desc.TotalTensorSizeInBytes", value=need)
+        issue = issues[last]
+        issues[last] = issue.model_copy(
+            update={"fix": (*issue.fix, edit), "hint": f"{issue.hint}; then {describe([edit])}"}
+        )
+    return issues
+
+
+def _touches(edit: Edit, tensor: str) -> bool:
+    """Whether the edit changes what the tensor's byte size follows from: its Sizes, Strides or
+    DataType, or the whole tensor."""
+    keys = [k for k in split_path(edit.path) if not isinstance(k, int)]
+    return len(keys) > 1 and keys[1] == tensor and (len(keys) <= 3 or keys[3] in SIZED_BY)
+
+
+SIZED_BY = ("Sizes", "Strides", "DataType")
 
 
 def as_fixed(data: Any, issues: list[Issue], level: FeatureLevel) -> dict | None:

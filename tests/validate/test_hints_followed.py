@@ -252,3 +252,19 @@ def test_a_new_rank_takes_its_count_so_one_round_of_fixes_is_valid(repeats):
     assert tile["OutputTensor"]["Desc"]["Sizes"] == [4, 9] and tile["Repeats"] == [1, 3]
     for issue in report.issues:  # each fix alone still settles its own issue
         assert issue.code not in dmltile.validate(apply_all(doc, [issue]), "5.0").codes, issue
+
+
+def test_two_fixes_that_fit_the_written_byte_size_alone_but_not_together_set_the_size_both_need():
+    # DML205 swaps the Sizes ([3] -> [9]), DML206 widens the output to INT64: each alone fits the
+    # output's 24 bytes, together they need 72, so the last fix to change the output sets it.
+    doc = dmltile.tile_desc([9], [3], dtype="INT64").to_dict()
+    inp, out = doc["Desc"]["InputTensor"]["Desc"], doc["Desc"]["OutputTensor"]["Desc"]
+    inp["Sizes"], inp["TotalTensorSizeInBytes"] = [9], 72
+    out["Sizes"], out["DataType"], out["TotalTensorSizeInBytes"] = [3], "DML_TENSOR_DATA_TYPE_INT8", 24
+    fixed, _, report = follow(doc, "6.1")
+    assert {"DML205", "DML206"} <= set(report.codes) and "DML105" not in report.codes
+    assert dmltile.validate(fixed, "6.1").valid, (report.issues, fixed)
+    need = dmltile.calc_buffer_tensor_size("INT64", [9])
+    assert wrapped(fixed)["Desc"]["OutputTensor"]["Desc"]["TotalTensorSizeInBytes"] == need == 72
+    for issue in report.issues:  # each fix alone still settles its own issue
+        assert issue.code not in dmltile.validate(apply_all(doc, [issue]), "6.1").codes, issue
