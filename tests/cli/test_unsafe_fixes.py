@@ -144,7 +144,9 @@ def _codes(path: Path, options: list[str]) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "rule", [r for r in RULES.values() if r.example.node is None and r.example.command == "validate"], ids=str
+    "rule",
+    [r for r in RULES.values() if r.example.node is None and r.example.command == "validate"],
+    ids=lambda r: r.code,
 )
 def test_rules_json_says_what_fix_does_with_the_rules_own_example(tmp_path, rule):
     """``rules --json`` gives each rule's fix applicability from the registry; ``--fix`` on the rule's
