@@ -12,8 +12,9 @@ $(STAMP): pyproject.toml hatch_build.py dmltile/execute/fast/c/kernel.c
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev,onnx]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
+# One worker per core (pytest-xdist): each test makes its own files, and the growth tests time CPU, not the clock.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto
 
 # The tests whose verdicts could depend on the machine's figures (the copy planner's Traits), run as if
 # on a one-core machine with a 2 MiB last-level cache (DMLTILE_MACHINE) and without the copy kernel.

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 import pytest
+
+from tests.directml.test_golden import AGREEMENT
+
+# Per DirectML version, per kind of case: (cases agreeing, cases), from the tests' reports.
+SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
 
 
 def pytest_configure(config: Any) -> None:
@@ -17,10 +21,17 @@ def pytest_configure(config: Any) -> None:
     )
 
 
+def pytest_runtest_logreport(report: Any) -> None:
+    """Gather the agreement each golden test reports (here or in a worker process)."""
+    for name, value in report.user_properties if report.when == "call" else ():
+        if name == AGREEMENT:
+            version, kind, agree, total = value
+            SUMMARY.setdefault(version, {})[kind] = (agree, total)
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print dmltile's agreement with each DirectML version, by kind of case."""
-    module = sys.modules.get("tests.directml.test_golden")
-    table = getattr(module, "SUMMARY", None) if module else None
+    table = SUMMARY
     if not table:
         return
     write = terminalreporter.write_line
