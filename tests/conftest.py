@@ -1,7 +1,9 @@
-"""Shared fixtures: the DirectML documentation's own example, as a canonical document."""
+"""Shared fixtures (the DirectML documentation's own example, as a canonical document) and the
+summary of the golden tests' agreement with DirectML."""
 
 import copy
 import os
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -11,6 +13,34 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# The golden tests report, as this property, [version, kind, cases agreeing, cases]. The summary is
+# gathered here, in the top conftest: with pytest-xdist the main process only loads this one.
+AGREEMENT = "directml_agreement"
+SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
+
+
+def pytest_runtest_logreport(report: Any) -> None:
+    """Gather the agreement each golden test reports (here or in a worker process)."""
+    for name, value in report.user_properties if report.when == "call" else ():
+        if name == AGREEMENT:
+            version, kind, agree, total = value
+            SUMMARY.setdefault(version, {})[kind] = (agree, total)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print dmltile's agreement with each DirectML version, by kind of case."""
+    table = SUMMARY
+    if not table:
+        return
+    write = terminalreporter.write_line
+    terminalreporter.section("dmltile vs DirectML CreateOperator (golden data)")
+    for version, kinds in sorted(table.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))):
+        agree = sum(a for a, _ in kinds.values())
+        total = sum(n for _, n in kinds.values())
+        detail = ", ".join(f"{k} {a}/{n}" for k, (a, n) in kinds.items() if a != n)
+        write(f"DirectML {version:8} {agree}/{total} agree" + (f"  (differ: {detail})" if detail else ""))
+
 
 DOC_EXAMPLE = {
     "Type": "DML_OPERATOR_TILE",

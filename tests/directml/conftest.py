@@ -1,4 +1,5 @@
-"""Marker registration and the agreement summary for the DirectML golden tests."""
+"""Marker registration for the DirectML tests (the golden tests' agreement summary is printed by
+tests/conftest.py: a worker's reports reach the main process, this folder's conftest may not)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,6 @@ from typing import Any
 
 import pytest
 
-from tests.directml.test_golden import AGREEMENT
-
-# Per DirectML version, per kind of case: (cases agreeing, cases), from the tests' reports.
-SUMMARY: dict[str, dict[str, tuple[int, int]]] = {}
-
 
 def pytest_configure(config: Any) -> None:
     """Register the ``directml_live`` marker (runs the real DirectML.dll: Wine here, natively on Windows)."""
@@ -19,28 +15,6 @@ def pytest_configure(config: Any) -> None:
         "markers",
         "directml_live: runs the real DirectML.dll through dmltile/execute/directml (make directml)",
     )
-
-
-def pytest_runtest_logreport(report: Any) -> None:
-    """Gather the agreement each golden test reports (here or in a worker process)."""
-    for name, value in report.user_properties if report.when == "call" else ():
-        if name == AGREEMENT:
-            version, kind, agree, total = value
-            SUMMARY.setdefault(version, {})[kind] = (agree, total)
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    """Print dmltile's agreement with each DirectML version, by kind of case."""
-    table = SUMMARY
-    if not table:
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section("dmltile vs DirectML CreateOperator (golden data)")
-    for version, kinds in sorted(table.items(), key=lambda kv: tuple(int(x) for x in kv[0].split("."))):
-        agree = sum(a for a, _ in kinds.values())
-        total = sum(n for _, n in kinds.values())
-        detail = ", ".join(f"{k} {a}/{n}" for k, (a, n) in kinds.items() if a != n)
-        write(f"DirectML {version:8} {agree}/{total} agree" + (f"  (differ: {detail})" if detail else ""))
 
 
 def pytest_collection_modifyitems(config: Any, items: list[Any]) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 import dmltile
+from tests.conftest import AGREEMENT
 
 from .kinds import KINDS, kind_of
 
@@ -34,8 +35,6 @@ def ALL(v: Version) -> bool:
 # Deliberate, named exceptions: kind -> (what dmltile does instead of DirectML, and why). Each has its
 # own test below that pins the exact disagreement, so a change on either side shows.
 EXCEPTIONS: dict[str, str] = {}
-
-AGREEMENT = "directml_agreement"  # the report property the agreement summary is gathered from
 
 
 def _version(path: Path) -> Version:
