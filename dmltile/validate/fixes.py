@@ -193,7 +193,7 @@ def _sized_together(doc: dict, issues: list[Issue]) -> list[Issue]:
     final = _all_but_byte_sizes(doc, [list(i.fix) for i in issues if i.fix])
     if final is None:
         return issues
-    sized = {str(split_path(e.path)[1]) for i in issues for e in i.fix if _is_byte_size(e)}
+    sized = {e.keys[1] for i in issues for e in i.fix if _is_byte_size(e)}
     for tensor in TENSORS:
         written = buffer(final, tensor).get("TotalTensorSizeInBytes")
         need, before = needed_bytes(final, tensor), needed_bytes(doc, tensor)
@@ -212,14 +212,13 @@ def _sized_together(doc: dict, issues: list[Issue]) -> list[Issue]:
     return issues
 
 
+_SIZED_BY = ("Sizes", "Strides", "DataType")  # what a tensor's byte size follows from
+
+
 def _touches(edit: Edit, tensor: str) -> bool:
-    """Whether the edit changes what the tensor's byte size follows from: its Sizes, Strides or
-    DataType, or the whole tensor."""
-    keys = [k for k in split_path(edit.path) if not isinstance(k, int)]
-    return len(keys) > 1 and keys[1] == tensor and (len(keys) <= 3 or keys[3] in SIZED_BY)
-
-
-SIZED_BY = ("Sizes", "Strides", "DataType")
+    """Whether the edit changes what the tensor's byte size follows from, or the whole tensor."""
+    keys = edit.keys
+    return len(keys) > 1 and keys[1] == tensor and (len(keys) <= 3 or keys[3] in _SIZED_BY)
 
 
 def as_fixed(data: Any, issues: list[Issue], level: FeatureLevel) -> dict | None:
